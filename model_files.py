@@ -25,7 +25,11 @@ def tokenizer():
     """The model's fast tokenizer (`tokenizers.Tokenizer`), without truncation or padding set."""
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    # tokenizer.json ships with truncation and padding at 128, which would make every count 128.
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
 
 
 def count_tokens(text: str) -> int:

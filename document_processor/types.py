@@ -66,7 +66,7 @@ class Location:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Location":
+    def from_dict(cls, data: dict) -> Location:
         data = dict(data)
         if data.get("lines") is not None:
             data["lines"] = tuple(data["lines"])
@@ -109,7 +109,7 @@ class Chunk:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Chunk":
+    def from_dict(cls, data: dict) -> Chunk:
         return cls(
             id=data["id"], doc_id=data["doc_id"], file_name=data["file_name"], file_type=data["file_type"],
             text=data["text"], location=Location.from_dict(data.get("location") or {}),
@@ -131,3 +131,4 @@ class ParsedDocument:
     units: int
     chunks: tuple[Chunk, ...] = field(default_factory=tuple)
     seconds: float = 0.0
+    warnings: tuple[str, ...] = ()  # parts that could not be read (e.g. "p. 7: ..."), the rest was kept

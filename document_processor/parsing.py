@@ -1,0 +1,64 @@
+"""One file, in this process: checks, the reader for its type, chunking, the ParsedDocument."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import PurePosixPath
+
+from document_processor.blocks import Progress, Reading, one_line
+from document_processor.chunking import TokenCounter, chunk_blocks
+from document_processor.limits import Limits
+from document_processor.read_docx import read_docx
+from document_processor.read_pdf import read_pdf
+from document_processor.read_pptx import read_pptx
+from document_processor.read_sheets import read_csv, read_xlsx
+from document_processor.read_text import read_markdown, read_txt
+from document_processor.sniff import check_content, check_size, file_type_for
+from document_processor.types import Chunk, DocumentError, ParsedDocument, chunk_id
+
+READERS = {
+    "pdf": read_pdf, "docx": read_docx, "pptx": read_pptx, "xlsx": read_xlsx,
+    "csv": read_csv, "txt": read_txt, "md": read_markdown,
+}
+
+
+def parse_in_process(data: bytes, name: str, limits: Limits, progress: Progress | None = None,
+                     counter: TokenCounter | None = None) -> ParsedDocument:
+    """Check, read and chunk `data` here, with no time or memory limit (see isolation for those).
+
+    `name` must already be sanitised. Raises DocumentError for any file that cannot be read.
+    """
+    started = time.monotonic()
+    file_type = file_type_for(name)
+    check_size(name, len(data), limits)
+    check_content(name, file_type, data, limits)
+    if progress is not None:
+        progress("reading", 0, 1)
+    reading = read_blocks(file_type, data, name, progress)
+    title = reading.title or PurePosixPath(name).stem
+    pieces = chunk_blocks(reading.blocks, title, chunk_chars=limits.chunk_chars,
+                          overlap_chars=limits.overlap_chars, counter=counter, progress=progress)
+    doc_id = hashlib.sha256(data).hexdigest()
+    chunks = tuple(
+        Chunk(id=chunk_id(doc_id, p.location, i, p.text), doc_id=doc_id, file_name=name, file_type=file_type,
+              text=p.text, location=p.location, heading_path=p.heading_path, ordinal=i, context=p.context)
+        for i, p in enumerate(pieces)
+    )
+    return ParsedDocument(doc_id=doc_id, file_name=name, file_type=file_type, size_bytes=len(data), title=title,
+                          unit_name=reading.unit_name, units=reading.units, chunks=chunks,
+                          seconds=round(time.monotonic() - started, 3), warnings=reading.warnings)
+
+
+def read_blocks(file_type: str, data: bytes, name: str, progress: Progress | None = None) -> Reading:
+    """Run the reader for `file_type`; a library's unexpected exception becomes DocumentError('corrupt')."""
+    try:
+        return READERS[file_type](data, name, progress)
+    except DocumentError:
+        raise
+    except MemoryError:
+        raise
+    except RecursionError:
+        raise DocumentError(name, "corrupt", "the file's structure is nested too deeply to read") from None
+    except Exception as exc:  # every library fails in its own way on damaged files; the reason keeps its words
+        raise DocumentError(name, "corrupt", f"damaged or unreadable file ({one_line(f'{type(exc).__name__}: {exc}', 160)})") from exc

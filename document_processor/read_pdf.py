@@ -1,0 +1,214 @@
+"""PDF: text per page (1-based), empty-password decryption, heading paths from the outline.
+
+pypdfium2 reads text about 20 times faster than pypdf with the same content (measured on the FinanceBench
+evidence pages: word recall 0.999 vs 0.997), so it goes first; pypdf takes over when pdfium cannot open
+a file: a damaged header it can recover, an encryption whose owner password is empty, and the check that
+tells a password-protected PDF from a broken one.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pypdf
+import pypdfium2 as pdfium
+from pypdf.errors import DependencyError
+
+from document_processor.blocks import Block, Reading, clean_text, one_line
+from document_processor.types import DocumentError, Location
+
+MAX_OUTLINE_ITEMS = 2000  # outlines can loop or be huge; headings are a nicety, never worth a hang
+_JUNK_TITLE = re.compile(r"^(untitled|microsoft (word|powerpoint) - .*|.*\.(docx?|pdf|tex|dvi|indd|qxd))$", re.I)
+
+
+@dataclass(frozen=True)
+class OpenPdf:
+    """An opened PDF, whichever library opened it. `outline` holds (0-based page, heading path) pairs."""
+
+    page_count: int
+    page_text: Callable[[int], str]
+    title: str = ""
+    outline: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    close: Callable[[], None] = lambda: None
+
+
+def read_pdf(data: bytes, name: str, progress=None) -> Reading:
+    """Blocks per page (cut at bookmarked headings); DocumentError for password-protected, page-less or text-less PDFs."""
+    try:
+        pdf = open_with_pdfium(data)
+    except pdfium.PdfiumError:
+        pdf = open_with_pypdf(data, name)
+    try:
+        return _read_pages(pdf, name, progress)
+    finally:
+        pdf.close()
+
+
+def _read_pages(pdf: OpenPdf, name: str, progress) -> Reading:
+    if pdf.page_count == 0:
+        raise DocumentError(name, "empty", "the PDF has no pages")
+    headings = _page_headings(pdf.outline, pdf.page_count)
+    blocks, failures = [], []
+    for index in range(pdf.page_count):
+        try:
+            text = clean_text(pdf.page_text(index))
+        except MemoryError:
+            raise
+        except Exception as exc:  # one broken page must not cost the other pages; it is reported, not hidden
+            failures.append(f"p. {index + 1}: {one_line(f'{type(exc).__name__}: {exc}', 160)}")
+            continue
+        parts = _split_at_headings(text, *headings[index])
+        blocks.extend(Block(part, Location(page=index + 1), path) for part, path in parts)
+        if progress is not None:
+            progress("reading", index + 1, pdf.page_count)
+    if not blocks:
+        if failures and len(failures) == pdf.page_count:
+            raise DocumentError(name, "corrupt", f"no page could be read ({failures[0]})")
+        raise DocumentError(name, "no_text", "no extractable text (scanned or image-only?)")
+    warnings = pdf.warnings + [f"{f} (page skipped)" for f in failures]
+    # Without a metadata title the file stem names a PDF better than its first bookmark ("1 Introduction").
+    return Reading(tuple(blocks), "pages", pdf.page_count, pdf.title, tuple(warnings))
+
+
+def open_with_pdfium(data: bytes) -> OpenPdf:
+    """Open with pdfium (raises PdfiumError for damaged or password-protected files)."""
+    document = pdfium.PdfDocument(data)
+
+    def page_text(index: int) -> str:
+        page = document[index]
+        textpage = page.get_textpage()
+        try:
+            # pdfium joins a word hyphenated across lines and leaves U+FFFE where the hyphen was.
+            return textpage.get_text_range().replace("\ufffe", "")
+        finally:
+            textpage.close()
+            page.close()
+
+    outline, warnings = _guarded_outline(lambda: _pdfium_outline(document))
+    title = _clean_title(document.get_metadata_dict().get("Title", ""))
+    return OpenPdf(len(document), page_text, title, outline, warnings, document.close)
+
+
+def _pdfium_outline(document) -> list[tuple[int, tuple[str, ...]]]:
+    entries, stack = [], []
+    for item in document.get_toc():  # pypdfium2 guards depth (15) and cycles itself
+        if len(entries) >= MAX_OUTLINE_ITEMS:
+            break
+        del stack[item.level:]
+        stack.append(one_line(item.get_title() or "", 80))
+        destination = item.get_dest()
+        page = destination.get_index() if destination is not None else None
+        if page is not None and stack[-1]:
+            entries.append((page, tuple(t for t in stack if t)))
+    return entries
+
+
+def open_with_pypdf(data: bytes, name: str) -> OpenPdf:
+    """Open with pypdf, decrypting with the empty password; DocumentError('encrypted') when that is not enough."""
+    reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
+    _decrypt(reader, name)
+    pages = reader.pages
+    outline, warnings = _guarded_outline(lambda: _pypdf_outline(reader))
+    return OpenPdf(len(pages), lambda i: pages[i].extract_text() or "", _pypdf_title(reader), outline, warnings)
+
+
+def _guarded_outline(read: Callable[[], list]) -> tuple[list, list[str]]:
+    try:
+        return read(), []
+    except MemoryError:
+        raise
+    except Exception as exc:  # a broken outline only costs the heading paths; reported as a warning
+        return [], [f"outline ignored: {one_line(f'{type(exc).__name__}: {exc}', 120)}"]
+
+
+def _decrypt(reader: pypdf.PdfReader, name: str) -> None:
+    """Open an encrypted PDF whose user password is empty; anything else needs a password we do not have."""
+    if not reader.is_encrypted:
+        return
+    try:
+        result = reader.decrypt("")
+    except DependencyError as exc:
+        raise DocumentError(name, "encrypted", f"encrypted with an unsupported method ({one_line(exc, 120)})") from None
+    if result == pypdf.PasswordType.NOT_DECRYPTED:
+        raise DocumentError(name, "encrypted", "encrypted: needs a password")
+
+
+def _pypdf_title(reader: pypdf.PdfReader) -> str:
+    try:
+        return _clean_title((reader.metadata or {}).get("/Title") or "")
+    except MemoryError:
+        raise
+    except Exception:  # a broken info dictionary only costs the title; the file stem stands in for it
+        return ""
+
+
+def _clean_title(title) -> str:
+    title = one_line(str(title or ""), 150)
+    letters = sum(ch.isalpha() for ch in title)  # SEC filings carry accession numbers as titles
+    return "" if letters < 3 or _JUNK_TITLE.match(title) else title
+
+
+def _page_headings(outline: list[tuple[int, tuple[str, ...]]], total: int):
+    """Per page: (path in effect where the page starts, [paths of the outline entries starting on it])."""
+    entries = sorted(outline, key=lambda entry: entry[0])  # stable: outline order within a page
+    by_page: list[tuple[tuple[str, ...], list[tuple[str, ...]]]] = []
+    current: tuple[str, ...] = ()
+    position = 0
+    for page in range(total):
+        starting = []
+        while position < len(entries) and entries[position][0] <= page:
+            starting.append(entries[position][1])
+            position += 1
+        by_page.append((current, starting))
+        current = starting[-1] if starting else current
+    return by_page
+
+
+def _split_at_headings(text: str, at_start: tuple[str, ...], starting: list[tuple[str, ...]]):
+    """Cut a page's text where its bookmarked headings appear, so each part gets its own heading path.
+
+    A heading whose title is not found in the text takes effect from the last cut onwards.
+    """
+    if not text:
+        return []
+    parts, position, current = [], 0, at_start
+    for path in starting:
+        words = path[-1].split()
+        pattern = r"(?im)^[ \t]*" + r"\s+".join(re.escape(w) for w in words)
+        match = re.compile(pattern).search(text, position) if words else None
+        if match is not None and match.start() > position:
+            parts.append((text[position:match.start()].strip(), current))
+            position = match.start()
+        current = path
+    parts.append((text[position:].strip(), current))
+    return [(part, path) for part, path in parts if part]
+
+
+def _pypdf_outline(reader: pypdf.PdfReader) -> list[tuple[int, tuple[str, ...]]]:
+    entries: list[tuple[int, tuple[str, ...]]] = []
+    _walk_outline(reader, reader.outline, (), entries)
+    return entries
+
+
+def _walk_outline(reader, items, parent: tuple[str, ...], entries: list) -> None:
+    """pypdf's outline is a list of destinations, each optionally followed by a list of its children."""
+    last: tuple[str, ...] = parent
+    for item in items:
+        if len(entries) >= MAX_OUTLINE_ITEMS:
+            return
+        if isinstance(item, list):
+            if len(last) > 8:  # deeper nesting is either a loop or noise
+                continue
+            _walk_outline(reader, item, last, entries)
+            continue
+        title = one_line(getattr(item, "title", "") or "", 80)
+        if not title:
+            continue
+        last = (*parent, title)
+        page = reader.get_destination_page_number(item)
+        if page is not None and page >= 0:
+            entries.append((page, last))

@@ -1,0 +1,94 @@
+"""cli.py: the `parse` command on good and bad files, its exit codes, lines and JSON; the command table."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import docx
+import pytest
+
+import cli
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def mixed_dir(tmp_path) -> Path:
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n\nThe launch code is PLANTED-CLI.\n", encoding="utf-8")
+    document = docx.Document()
+    document.add_paragraph("A short memo.")
+    document.save(str(folder / "memo.docx"))
+    (folder / "empty.pdf").write_bytes(b"")
+    (folder / "tool.exe").write_bytes(b"MZ")
+    (folder / "cut.docx").write_bytes((folder / "memo.docx").read_bytes()[:2000])
+    (folder / ".hidden.txt").write_text("never listed")
+    return folder
+
+
+def test_parse_mixed_directory_reports_every_file_and_exits_1(mixed_dir, capsys):
+    code = cli.main(["parse", str(mixed_dir)])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 1
+    assert [Path(line.split()[1]).name for line in lines] == ["cut.docx", "empty.pdf", "memo.docx", "notes.md", "tool.exe"]
+    by_name = {Path(line.split()[1]).name: line for line in lines}
+    assert by_name["memo.docx"].startswith("ok ") and "1 chunks" in by_name["memo.docx"]
+    assert "paragraphs" in by_name["memo.docx"] and by_name["memo.docx"].endswith(" s")
+    assert by_name["notes.md"].startswith("ok ") and "lines" in by_name["notes.md"]
+    assert by_name["empty.pdf"].startswith("failed ") and "the file is empty (0 bytes)" in by_name["empty.pdf"]
+    assert "unsupported file type '.exe'" in by_name["tool.exe"]
+    assert "damaged or truncated zip package" in by_name["cut.docx"]
+
+
+def test_parse_json_shape(mixed_dir, capsys):
+    code = cli.main(["parse", str(mixed_dir / "notes.md"), str(mixed_dir / "empty.pdf"), "--json"])
+    results = json.loads(capsys.readouterr().out)
+    assert code == 1 and [r["status"] for r in results] == ["ok", "failed"]
+    ok, failed = results
+    for entry in results:
+        assert {"file", "status", "reason", "kind", "unit_name", "units", "chunks", "chunk_count", "seconds"} <= set(entry)
+    assert (ok["unit_name"], ok["units"], ok["chunk_count"], ok["kind"]) == ("lines", 4, 1, "")
+    chunk = ok["chunks"][0]
+    assert set(chunk) >= {"text", "location", "heading_path", "id"}
+    assert "PLANTED-CLI" in chunk["text"] and chunk["location"] == {"lines": [1, 3]}
+    assert chunk["heading_path"] == ["Notes"] and len(chunk["id"]) == 32
+    assert (failed["kind"], failed["reason"], failed["chunks"]) == ("empty", "the file is empty (0 bytes)", [])
+
+
+def test_parse_exits_0_when_every_file_parsed(mixed_dir, capsys):
+    assert cli.main(["parse", str(mixed_dir / "memo.docx"), str(mixed_dir / "notes.md")]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 2
+
+
+def test_missing_path_is_reported_not_raised(tmp_path, capsys):
+    assert cli.main(["parse", str(tmp_path / "absent.pdf")]) == 1
+    assert "failed" in capsys.readouterr().out
+
+
+def test_command_line_never_prints_a_traceback(mixed_dir):
+    run = subprocess.run([sys.executable, str(REPO / "cli.py"), "parse", str(mixed_dir)], capture_output=True,
+                         text=True, timeout=120, cwd=REPO)
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr + run.stdout
+    assert len(run.stdout.strip().splitlines()) == 5
+
+
+def test_data_dir_comes_from_flag_then_environment_then_default(monkeypatch):
+    seen = []
+    monkeypatch.setitem(cli.COMMANDS, "probe", (lambda args: seen.append(args.data_dir) or 0, lambda p: None, "probe"))
+    monkeypatch.delenv(cli.DATA_DIR_ENV, raising=False)
+    assert cli.main(["probe"]) == 0
+    monkeypatch.setenv(cli.DATA_DIR_ENV, "/tmp/from-env")
+    assert cli.main(["probe"]) == 0
+    assert cli.main(["--data-dir", "/tmp/flag", "probe"]) == 0
+    assert seen == [Path("data"), Path("/tmp/from-env"), Path("/tmp/flag")]
+
+
+def test_bad_arguments_exit_2():
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["parse", "x.pdf", "--timeout", "-1"])
+    assert exit_info.value.code == 2
