@@ -1,0 +1,81 @@
+"""Numbered context from retrieved hits (fair to every sub-question, within a token budget) and coverage checks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from advanced_retrieval import Hit
+from agentic_rag.text import estimate_tokens, terms, truncate_tokens
+from agentic_rag.types import ContextBlock, Coverage
+
+MIN_BLOCK_TOKENS = 60  # a passage cut shorter than this is not worth citing
+
+
+def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int) -> tuple[ContextBlock, ...]:
+    """Number the hits [1..n]: round-robin over sub-questions by rank, deduplicated by chunk id, within budget.
+
+    Round-robin keeps one broad sub-question from crowding out the others. A block that does not fit is cut at
+    a word boundary when enough room is left, else left out; the numbering has no gaps.
+    """
+    order: dict[str, tuple[Hit, list[str]]] = {}
+    depth = max((len(h) for _, h in sub_hits), default=0)
+    for rank in range(depth):
+        for query, hits in sub_hits:
+            if rank < len(hits):
+                hit = hits[rank]
+                entry = order.setdefault(hit.chunk.id, (hit, []))
+                if query not in entry[1]:
+                    entry[1].append(query)
+    blocks: list[ContextBlock] = []
+    used = 0
+    for hit, queries in order.values():
+        block = ContextBlock(len(blocks) + 1, hit, tuple(queries))
+        cost = estimate_tokens(block.header()) + estimate_tokens(hit.chunk.text) + 2
+        if used + cost > max_tokens:
+            room = max_tokens - used - estimate_tokens(block.header()) - 2
+            if room < MIN_BLOCK_TOKENS:
+                break
+            chunk = replace(hit.chunk, text=truncate_tokens(hit.chunk.text, room))
+            block = ContextBlock(block.n, replace(hit, chunk=chunk), block.queries)
+            cost = max_tokens - used
+        blocks.append(block)
+        used += cost
+    return tuple(blocks)
+
+
+def render_context(blocks: Sequence[ContextBlock]) -> str:
+    """The passages as the model reads them: a header line with number, file and place, then the text."""
+    return "\n\n".join(f"{b.header()}\n{b.hit.chunk.text}" for b in blocks)
+
+
+def mentions(concept: str, text: str) -> bool:
+    """Whether `text` mentions `concept`: the exact phrase, or every content word of it (light stemming)."""
+    if not concept.strip():
+        return False
+    if re.search(r"(?<!\w)" + re.escape(concept.strip().lower()) + r"(?!\w)", text.lower()):
+        return True
+    wanted = set(terms(concept))
+    return bool(wanted) and wanted <= set(terms(text))
+
+
+def check_document(doc_id: str, file_name: str, concept: str, hits: Sequence[Hit], chunks: Sequence) -> Coverage:
+    """Coverage of one document: the best retrieved hit that mentions `concept`, else a scan of all its chunks."""
+    for hit in hits:
+        if mentions(concept, hit.chunk.index_text):
+            return Coverage(doc_id, file_name, True, hit, chunks_checked=len(chunks) or len(hits))
+    for i, chunk in enumerate(chunks):
+        if mentions(concept, chunk.index_text):
+            hit = Hit(chunk=chunk, score=0.0, rank=i + 1, strategy="scan")
+            return Coverage(doc_id, file_name, True, hit, chunks_checked=len(chunks))
+    return Coverage(doc_id, file_name, False, None, chunks_checked=len(chunks) or len(hits))
+
+
+def render_coverage(concept: str, coverage: Sequence[Coverage]) -> str:
+    """A plain table the model (and the reader) can rely on: which documents mention the concept."""
+    lines = [f'Checked every document for "{concept}":']
+    for c in coverage:
+        state = "mentions it" if c.mentioned else f"does NOT mention it ({c.chunks_checked} passages checked)"
+        lines.append(f"- {c.file_name}: {state}")
+    return "\n".join(lines)

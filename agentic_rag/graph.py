@@ -1,0 +1,126 @@
+"""The wiring: analyze -> decompose -> retrieve -> synthesize -> verify, and back to retrieve when incomplete."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from langgraph.graph import END, START, StateGraph
+
+from advanced_retrieval import STRATEGIES, Filters
+from agentic_rag.offline import OfflineBrain
+from agentic_rag.state import AgentState, Run
+from agentic_rag.steps import MIN_CALL_SECONDS, analyze, decompose_step, retrieve, synthesize, verify
+from agentic_rag.text import cited_numbers
+from agentic_rag.types import AnswerResult, Budgets, Citation, Usage
+
+HISTORY_TURNS = 3
+DEFAULT_BUDGETS = Budgets()  # frozen, so one shared default is safe
+
+
+def build_agent(brain, retriever, *, embedder=None, budgets: Budgets = DEFAULT_BUDGETS) -> Agent:
+    """An Agent over `retriever` thinking with `brain` (GeminiBrain or OfflineBrain).
+
+    `embedder` (optional) sharpens the offline brain's choice of sentences; with a Gemini brain it is used by
+    the offline fallback.
+    """
+    if getattr(brain, "mode", None) not in ("gemini", "offline"):
+        raise ValueError("brain must be a GeminiBrain (make_gemini_brain) or an OfflineBrain")
+    if isinstance(brain, OfflineBrain):
+        offline = brain if brain.embedder is not None or embedder is None else replace(brain, embedder=embedder)
+        brain = offline
+    else:
+        offline = OfflineBrain(embedder)
+    return Agent(brain, offline, retriever, budgets)
+
+
+def _node(step: Callable[[AgentState, Run], dict]):
+    def node(state: AgentState, runtime) -> dict:
+        return step(state, runtime.context)
+
+    node.__name__ = step.__name__
+    return node
+
+
+def _after_verify(state: AgentState, runtime) -> str:
+    """The one conditional edge: another retrieval round when verification left feedback and time remains."""
+    if state.get("feedback") and runtime.context.seconds_left() > MIN_CALL_SECONDS:
+        return "retrieve"
+    return END
+
+
+def _compile():
+    graph = StateGraph(AgentState, context_schema=Run)
+    for name, step in (("analyze", analyze), ("decompose", decompose_step), ("retrieve", retrieve),
+                       ("synthesize", synthesize), ("verify", verify)):
+        graph.add_node(name, _node(step))
+    graph.add_edge(START, "analyze")
+    graph.add_edge("analyze", "decompose")
+    graph.add_edge("decompose", "retrieve")
+    graph.add_edge("retrieve", "synthesize")
+    graph.add_edge("synthesize", "verify")
+    graph.add_conditional_edges("verify", _after_verify, ["retrieve", END])
+    return graph.compile()
+
+
+class Agent:
+    """Answers questions about the indexed documents; one compiled graph, reused for every question."""
+
+    def __init__(self, brain, offline: OfflineBrain, retriever, budgets: Budgets):
+        self.brain = brain
+        self.offline = offline
+        self.retriever = retriever
+        self.budgets = budgets
+        self._graph = _compile()
+
+    @property
+    def mode(self) -> str:
+        return self.brain.mode
+
+    def ask(self, question: str, *, history: Sequence[tuple[str, str]] = (), filters: Filters | None = None,
+            strategy: str = "auto", k: int = 8, verify: bool = True,
+            on_event: Callable[[str, dict], None] | None = None,
+            on_token: Callable[[str], None] | None = None) -> AnswerResult:
+        """Answer `question` from the documents.
+
+        history: earlier (question, answer) pairs, oldest first (the last three are used).
+        on_event(step, entry): a step started (entry["status"] == "started"), ended ("done"), or Gemini failed and
+        the step restarts offline ("fallback": text already streamed is to be replaced).
+        on_token(text): pieces of the answer as it is written.
+        Raises ValueError for an unknown strategy or k < 1. An empty question gives an empty result.
+        """
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; allowed: {', '.join(STRATEGIES)}")
+        if k < 1:
+            raise ValueError("k must be >= 1")
+        question = " ".join(question.split())
+        if not question:
+            return AnswerResult(answer="", mode=self.brain.mode)
+        started = time.monotonic()
+        run = Run(self.brain, self.offline, self.retriever, self.budgets, started + self.budgets.seconds,
+                  on_event, on_token)
+        state = {"question": question, "history": tuple((q, a) for q, a in history)[-HISTORY_TURNS:],
+                 "filters": filters, "strategy": strategy, "k": k, "verify": verify, "mode": self.brain.mode,
+                 "loops": 0, "trace": [], "warnings": []}
+        final = self._graph.invoke(state, context=run)
+        return _result(final, time.monotonic() - started)
+
+
+def _result(state: dict, seconds: float) -> AnswerResult:
+    blocks = {b.n: b for b in state.get("blocks", ())}
+    answer = state.get("answer", "")
+    citations = tuple(Citation(n, blocks[n].chunk.file_name, blocks[n].chunk.doc_id, blocks[n].chunk.location,
+                               blocks[n].chunk.text) for n in sorted(cited_numbers(answer)) if n in blocks)
+    trace = tuple(state.get("trace", ()))
+    usage = Usage(sum(t["llm_calls"] for t in trace), sum(t["input_tokens"] for t in trace),
+                  sum(t["output_tokens"] for t in trace))
+    analysis = state.get("analysis")
+    return AnswerResult(
+        answer=answer, mode=state.get("answer_mode", state.get("mode", "offline")), citations=citations,
+        claims=tuple(state.get("claims", ())), confidence=state.get("confidence", 0.0), trace=trace, usage=usage,
+        seconds=round(seconds, 3), warnings=tuple(dict.fromkeys(state.get("warnings", ()))),
+        question=state.get("question", ""), analysis=analysis, sub_questions=tuple(state.get("sub_questions", ())),
+        sub_hits=tuple(state.get("sub_hits", ())), coverage=tuple(state.get("coverage", ())),
+        confidence_basis=state.get("confidence_basis", "nothing found"),
+    )

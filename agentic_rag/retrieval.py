@@ -1,0 +1,102 @@
+"""Step 3's work: sub-questions searched concurrently, results deduplicated, every document checked when asked.
+
+The retriever is any object with `retrieve(query, k, strategy, filters) -> list[Hit]` and
+`documents() -> list[record]` (records with .doc_id, .file_name, .file_type, .chunks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+
+from advanced_retrieval import Filters, Hit
+from agentic_rag.context import check_document
+from agentic_rag.types import Coverage
+
+MAX_WORKERS = 4
+COVERAGE_STRATEGY = "hybrid"
+TOP_IN_TRACE = 3
+
+
+@dataclass(frozen=True)
+class Round:
+    updates: dict
+    summary: str
+    details: dict
+    warnings: tuple[str, ...] = ()
+
+
+def retrieve_round(retriever, state: dict, queries: Sequence[str], k: int, *, check_documents: bool) -> Round:
+    """Search every query (and, for negation/exhaustive questions, every document) and merge with earlier hits."""
+    strategy, filters = state.get("strategy", "auto"), state.get("filters")
+    jobs = [(q, filters, strategy) for q in queries]
+    analysis = state["analysis"]
+    records = _documents(retriever, filters) if check_documents and analysis.checks_every_document else []
+    concept = analysis.key_concepts[0] if analysis.key_concepts else analysis.standalone
+    # Hybrid whatever the user chose: its BM25 half scores every chunk of the document, so a document whose
+    # best hits lack the concept does not contain its words anywhere.
+    jobs += [(concept, _narrow(filters, r.doc_id), COVERAGE_STRATEGY) for r in records]
+    results = _search_all(retriever, jobs, k)
+    warnings = tuple(err for _, _, err in results if err)
+    found = list(zip(queries, (hits for _, hits, _ in results[: len(queries)]), strict=True))
+    coverage = tuple(_cover(r, concept, hits) for r, (_, hits, _) in zip(records, results[len(queries):],
+                                                                         strict=True))
+    found += [(f'"{concept}" in {c.file_name}', (c.hit,)) for c in coverage if c.hit is not None]
+    before = {h.chunk.id for _, hits in state.get("sub_hits", ()) for h in hits}
+    added = {h.chunk.id for _, hits in found for h in hits} - before
+    updates = {"sub_hits": tuple(state.get("sub_hits", ())) + tuple((q, tuple(h)) for q, h in found),
+               "new_hits": len(added)}
+    if check_documents and analysis.checks_every_document:
+        updates["coverage"] = coverage
+    summary = f"{len(queries)} quer{'ies' if len(queries) != 1 else 'y'}: {len(before | added)} distinct passages"
+    summary += f" ({len(added)} new)" + (f"; checked {len(records)} documents for \"{concept}\"" if records else "")
+    details = {"queries": [_describe(q, hits, strategy) for q, hits in found[: len(queries)]],
+               "coverage": [{"file": c.file_name, "mentioned": c.mentioned, "checked": c.chunks_checked}
+                            for c in coverage]}
+    return Round(updates, summary, details, warnings)
+
+
+def _search_all(retriever, jobs: Sequence[tuple[str, Filters | None, str]], k: int) -> list:
+    """(query, hits, error) per job, in order; a failing query is reported and the others go on."""
+    def one(job):
+        query, filters, strategy = job
+        try:
+            return query, tuple(retriever.retrieve(query, k=k, strategy=strategy, filters=filters)), ""
+        except Exception as exc:  # a collaborator's failure for one query must not sink the others
+            return query, (), f"Retrieval failed for {query!r}: {type(exc).__name__}: {exc}"
+
+    if not jobs:
+        return []
+    with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(jobs))) as pool:
+        return list(pool.map(one, jobs))
+
+
+def _documents(retriever, filters: Filters | None) -> list:
+    records = list(retriever.documents())
+    if filters is None:
+        return records
+    return [r for r in records if (filters.doc_ids is None or r.doc_id in filters.doc_ids)
+            and (filters.file_types is None or r.file_type in filters.file_types)]
+
+
+def _narrow(filters: Filters | None, doc_id: str) -> Filters:
+    """One document, within the user's file-type filter (the document list is already intersected)."""
+    return Filters(doc_ids=(doc_id,), file_types=filters.file_types if filters else None)
+
+
+def _cover(record, concept: str, hits: Sequence[Hit]) -> Coverage:
+    """`record.chunks` is a count (vector_db.DocumentRecord) or, from simpler retrievers, the chunks to scan."""
+    listed = record.chunks if isinstance(record.chunks, (list, tuple)) else ()
+    coverage = check_document(record.doc_id, record.file_name, concept, hits, listed)
+    return coverage if listed else replace(coverage, chunks_checked=int(record.chunks or 0))
+
+
+def _describe(query: str, hits: Sequence[Hit], strategy: str) -> dict:
+    return {
+        "query": query, "hits": len(hits), "strategy": hits[0].strategy if hits else strategy,
+        "top": [{"file": h.chunk.file_name, "location": h.chunk.location.label(), "score": round(h.score, 4),
+                 "vector_score": None if h.vector_score is None else round(h.vector_score, 4),
+                 "bm25_score": None if h.bm25_score is None else round(h.bm25_score, 4)}
+                for h in hits[:TOP_IN_TRACE]],
+    }

@@ -1,0 +1,60 @@
+"""The graph's state (one line per field) and the per-question run context the steps share."""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, TypedDict
+
+from advanced_retrieval import Filters, Hit
+from agentic_rag.offline import Draft
+from agentic_rag.types import Analysis, Budgets, Claim, ContextBlock, Coverage
+
+
+class AgentState(TypedDict, total=False):
+    question: str  # as the user asked it
+    history: tuple[tuple[str, str], ...]  # the last exchanges, (question, answer)
+    filters: Filters | None  # the user's filter; every retrieval respects it
+    strategy: str  # retrieval strategy: auto | hybrid | vector | bm25
+    k: int  # hits per sub-question
+    verify: bool  # run the verification step
+    mode: str  # "gemini" until Gemini fails or a budget runs out, then "offline"
+    analysis: Analysis  # step 1
+    proposed: tuple[str, ...]  # sub-questions proposed with the analysis (one shared call)
+    sub_questions: tuple[str, ...]  # step 2
+    sub_hits: tuple[tuple[str, tuple[Hit, ...]], ...]  # step 3: every query so far and its hits
+    coverage: tuple[Coverage, ...]  # step 3, negation/exhaustive questions: every document checked
+    new_hits: int  # chunks the latest retrieval added
+    blocks: tuple[ContextBlock, ...]  # step 4: the numbered passages the answer may cite
+    draft: Draft  # step 4: the answer as written, and what it could not answer
+    answer_mode: str  # which brain wrote the answer: "gemini" or "offline"
+    claims: tuple[Claim, ...]  # step 5
+    answer: str  # the answer returned, unsupported claims flagged
+    confidence: float  # computed from the verdicts (or from retrieval scores when not verified)
+    confidence_basis: str  # where the confidence came from
+    feedback: tuple[str, ...]  # what verification found missing: the next retrieval's queries
+    loops: int  # verify -> retrieve rounds taken
+    trace: Annotated[list[dict], operator.add]  # one entry per step run
+    warnings: Annotated[list[str], operator.add]  # what the reader should know (fallbacks, budgets)
+
+
+@dataclass(frozen=True)
+class Run:
+    """Collaborators and callbacks of one question (LangGraph's run context)."""
+
+    brain: object
+    offline: object
+    retriever: object
+    budgets: Budgets
+    deadline: float
+    on_event: Callable[[str, dict], None] | None = None
+    on_token: Callable[[str], None] | None = None
+
+    def emit(self, step: str, entry: dict) -> None:
+        if self.on_event is not None:
+            self.on_event(step, entry)
+
+    def seconds_left(self) -> float:
+        return self.deadline - time.monotonic()

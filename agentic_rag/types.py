@@ -1,0 +1,214 @@
+"""The agent's value types: budgets, the analysis, numbered context, claims, brain replies and the result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from advanced_retrieval import Hit
+from document_processor import Location
+
+QUESTION_TYPES = ("fact", "list", "comparison", "numeric", "negation", "exhaustive", "summary", "follow-up")
+VERDICTS = ("supported", "partial", "unsupported")
+VERDICT_SCORE = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
+NOT_FOUND = "I could not find this in the documents."
+OFFLINE_LABEL = "offline (extractive)"
+
+
+class BrainError(Exception):
+    """A language-model step that failed after its bounded retries; `reason` is safe to show (no API key).
+
+    The usage of the failed attempts travels with it, so budgets stay honest.
+    """
+
+    def __init__(self, reason: str, *, calls: int = 0, input_tokens: int = 0, output_tokens: int = 0):
+        super().__init__(reason)
+        self.reason = reason
+        self.calls = calls
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Per-question limits. Bad values raise ValueError at construction.
+
+    llm_calls: language-model requests (retries included); seconds: wall time for the whole question;
+    context_tokens: estimated input tokens per call; max_loops: verify -> retrieve rounds;
+    retry_seconds: how long one failing Gemini step may keep retrying before the question goes offline.
+    """
+
+    llm_calls: int = 6
+    seconds: float = 60.0
+    context_tokens: int = 6000
+    max_loops: int = 2
+    retry_seconds: float = 18.0  # with the offline finish, a failing Gemini costs at most ~20 s
+
+    def __post_init__(self):
+        if self.llm_calls < 0 or self.max_loops < 0:
+            raise ValueError("llm_calls and max_loops must be >= 0")
+        if self.seconds <= 0 or self.retry_seconds <= 0:
+            raise ValueError("seconds and retry_seconds must be > 0")
+        if self.context_tokens < 500:
+            raise ValueError("context_tokens must be >= 500 (room for the instructions and one passage)")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What the question asks. `standalone` is the question rewritten without references to the chat history."""
+
+    standalone: str
+    intent: str = ""
+    complexity: str = "simple"
+    question_type: str = "fact"
+    key_concepts: tuple[str, ...] = ()
+    language: str = "en"
+    follow_up: bool = False
+    source: str = "rules"
+
+    @property
+    def checks_every_document(self) -> bool:
+        return self.question_type in ("negation", "exhaustive")
+
+    def to_dict(self) -> dict:
+        return {
+            "standalone": self.standalone, "intent": self.intent, "complexity": self.complexity,
+            "question_type": self.question_type, "key_concepts": list(self.key_concepts),
+            "language": self.language, "follow_up": self.follow_up, "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An analysis and the sub-questions proposed with it (one shared LLM call, or the rules)."""
+
+    analysis: Analysis
+    sub_questions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """A numbered passage the answer may cite as [n]; `queries` are the queries (sub-questions) that found it."""
+
+    n: int
+    hit: Hit
+    queries: tuple[str, ...] = ()
+
+    @property
+    def chunk(self):
+        return self.hit.chunk
+
+    def header(self) -> str:
+        """'[2] report.pdf, p. 3 (Results > Revenue)'."""
+        c = self.hit.chunk
+        where = c.location.label()
+        head = f"[{self.n}] {c.file_name}" + (f", {where}" if where else "")
+        return head + (f" ({' > '.join(c.heading_path)})" if c.heading_path else "")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Whether one document mentions the concept of a negation/exhaustive question, and how it was checked."""
+
+    doc_id: str
+    file_name: str
+    mentioned: bool
+    hit: Hit | None = None
+    chunks_checked: int = 0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The brain's judgement of claim `index` (0-based): verdict, evidence passage number (0 = none), why."""
+
+    index: int
+    verdict: str
+    evidence: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checked statement of the answer."""
+
+    text: str
+    verdict: str
+    citations: tuple[int, ...] = ()
+    evidence: int = 0
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "verdict": self.verdict, "citations": list(self.citations)}
+
+
+@dataclass(frozen=True)
+class BrainReply:
+    """A brain's answer to one step plus what it cost."""
+
+    value: object
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A cited passage: number, file, document, where in it, and the passage text."""
+
+    n: int
+    file: str
+    doc_id: str
+    location: Location
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"n": self.n, "file": self.file, "doc_id": self.doc_id, "location": self.location.to_dict(),
+                "text": self.text}
+
+
+@dataclass(frozen=True)
+class Usage:
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def to_dict(self) -> dict:
+        return {"llm_calls": self.llm_calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    """Everything one question produced. to_dict() is the public JSON; the rest feeds the UI's reasoning panel.
+
+    `confidence_basis` says where `confidence` came from: "verified claims", "retrieval scores (not verified)"
+    or "nothing found".
+    """
+
+    answer: str
+    mode: str
+    citations: tuple[Citation, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    confidence: float = 0.0
+    trace: tuple[dict, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+    warnings: tuple[str, ...] = ()
+    question: str = ""
+    analysis: Analysis | None = None
+    sub_questions: tuple[str, ...] = ()
+    sub_hits: tuple[tuple[str, tuple[Hit, ...]], ...] = ()
+    coverage: tuple[Coverage, ...] = ()
+    confidence_basis: str = "nothing found"
+
+    def to_dict(self) -> dict:
+        """The JSON the CLI, the app and the eval read."""
+        return {
+            "answer": self.answer,
+            "mode": self.mode,
+            "citations": [c.to_dict() for c in self.citations],
+            "claims": [c.to_dict() for c in self.claims],
+            "confidence": self.confidence,
+            "trace": [dict(t) for t in self.trace],
+            "usage": self.usage.to_dict(),
+            "seconds": self.seconds,
+            "warnings": list(self.warnings),
+        }
