@@ -1,0 +1,142 @@
+"""FinanceBench subset → our dataset format, and an evaluation run over its 11 PDFs.
+
+    .venv/bin/python eval/financebench.py [--source DIR] [--out FILE.jsonl] [--data-dir DIR]
+                                          [--strategy S]... [--gemini] [--json] [--quick]
+
+The converted questions are written to a temporary (or given) path and never committed: FinanceBench is
+CC BY-NC 4.0. Evidence pages in the source are ZERO-based (`evidence_page_num`; checked by finding each
+evidence text on that page index with pypdf), so they are shifted by one to our 1-based pages. FinanceBench
+answers are free text; the key facts checked here are the figures and names those answers state (KEY_FACTS,
+our annotation). Answers that need arithmetic the documents do not print are expected to fail offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+QUICK_MAX_PAGES = 27  # --quick keeps the short filings: ~400 chunks to embed instead of ~2,300
+SOURCE = REPO.parent / "shared" / "data" / "bench" / "financebench_subset"
+
+# Key facts per FinanceBench id, as groups of accepted alternatives, taken from each reference answer.
+KEY_FACTS: dict[str, list[list[str]]] = {
+    "financebench_id_00438": [["34.6"], ["36.8"]],
+    "financebench_id_00591": [["156"], ["143"]],
+    "financebench_id_06655": [["93.86"]],
+    "financebench_id_08135": [["30.8"]],
+    "financebench_id_01928": [["2,018", "2.018 billion", "2.02 billion"]],
+    "financebench_id_01930": [["flat", "unchanged"]],
+    "financebench_id_00685": [["21.4"], ["22.5"]],
+    "financebench_id_01077": [["Current Health"], ["Two Peaks", "Yardbird"]],
+    "financebench_id_01275": [["operating"], ["1,824", "1.8 billion"]],
+    "financebench_id_00288": [["42%", "1,093"]],
+    "financebench_id_00460": [["969"], ["982"]],
+    "financebench_id_01902": [["entertainment"]],
+    "financebench_id_00651": [["3.5"], ["3.6"]],
+    "financebench_id_01484": [["3.0%", "3%"], ["0.6"]],
+    "financebench_id_01488": [["Consumer Health"]],
+    "financebench_id_01490": [["20 billion"]],
+    "financebench_id_01491": [["13.2"]],
+    "financebench_id_00382": [["Las Vegas"]],
+    "financebench_id_01911": [["negative", "zero"]],
+    "financebench_id_01912": [["MGM China"]],
+    "financebench_id_01474": [["strong start"]],
+    "financebench_id_01476": [["1 percentage point", "one percentage point", "9 percent"]],
+    "financebench_id_00283": [["77.78", "77.8"]],
+    "financebench_id_00724": [["Developed Rest of World", "Developed Rest of the World"]],
+    "financebench_id_02419": [["Upjohn"]],
+    "financebench_id_00601": [["marketing"], ["incentive compensation"]],
+    "financebench_id_00603": [["47"]],
+    "financebench_id_00605": [["36"]],
+    "financebench_id_00606": [["increased", "increase", "higher", "deleverage"]],
+}
+
+
+def convert_record(record: dict) -> dict:
+    """One FinanceBench record → one line of our format (1-based pages, one gold file, key facts)."""
+    doc = f"{record['doc_name']}.pdf"
+    pages = sorted({int(e["evidence_page_num"]) + 1 for e in record.get("evidence") or []
+                    if e.get("doc_name", record["doc_name"]) == record["doc_name"]})
+    line = {"id": record["financebench_id"], "kind": record.get("question_type", ""),
+            "question": record["question"].strip(), "doc": doc}
+    if pages:
+        line["pages"] = pages
+    facts = KEY_FACTS.get(record["financebench_id"])
+    if facts:
+        line["answer"] = facts
+    return line
+
+
+def convert(source: Path, out: Path) -> int:
+    """Write `source`/questions.jsonl in our format to `out`; returns the number of questions."""
+    lines = [convert_record(json.loads(raw)) for raw in (source / "questions.jsonl").read_text().splitlines()
+             if raw.strip()]
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return len(lines)
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", type=Path, default=SOURCE, help="the financebench_subset folder")
+    parser.add_argument("--out", type=Path, help="where to write the converted JSONL (default: a temp file)")
+    parser.add_argument("--data-dir", type=Path, help="index folder (default: a temp folder, deleted after)")
+    parser.add_argument("--strategy", action="append", dest="strategies", help="hybrid, vector, bm25 (repeatable)")
+    parser.add_argument("--gemini", action="store_true", help="answer with Gemini (GOOGLE_API_KEY) not offline")
+    parser.add_argument("--json", action="store_true", help="print the full report as JSON")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"only the questions on the PDFs of at most {QUICK_MAX_PAGES} pages")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Convert, index the PDFs, run the evaluation, print the report; the exit code of eval_command."""
+    sys.path.insert(0, str(REPO))
+    from evaluation import eval_command
+
+    args = _arguments(argv)
+    if not (args.source / "questions.jsonl").is_file():
+        print(f"no FinanceBench subset at {args.source}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="financebench-") as scratch:
+        out = args.out or Path(scratch) / "financebench.jsonl"
+        count = convert(args.source, out)
+        print(f"{count} questions converted to {out}", file=sys.stderr)
+        docs = args.source / "pdfs"
+        if args.quick:
+            out, docs = _quick_subset(out, docs, Path(scratch))
+        return eval_command(out, args.data_dir or Path(scratch) / "index", docs=docs, offline=not args.gemini,
+                            strategies=tuple(args.strategies or ("hybrid", "vector", "bm25")),
+                            as_json=args.json,
+                            model_dir=os.environ.get("DOCAGENT_MODEL_DIR") or None)
+
+
+def _page_count(pdf: Path) -> int:
+    from pypdf import PdfReader
+
+    reader = PdfReader(pdf)
+    if reader.is_encrypted:
+        reader.decrypt("")  # five 10-K/10-Q files carry an empty user password (see the subset's README)
+    return len(reader.pages)
+
+
+def _quick_subset(dataset: Path, pdfs: Path, scratch: Path) -> tuple[Path, Path]:
+    """The questions on the short PDFs (the six earnings releases and 8-K), linked into a folder of their own."""
+    short = [p for p in sorted(pdfs.glob("*.pdf")) if _page_count(p) <= QUICK_MAX_PAGES]
+    folder = scratch / "quick-pdfs"
+    folder.mkdir()
+    for pdf in short:
+        (folder / pdf.name).symlink_to(pdf)
+    names = {p.name for p in short}
+    lines = [raw for raw in dataset.read_text().splitlines() if json.loads(raw)["doc"] in names]
+    subset = scratch / "financebench-quick.jsonl"
+    subset.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return subset, folder
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

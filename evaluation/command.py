@@ -1,0 +1,114 @@
+"""`eval` from a terminal: open the knowledge base, index a folder, run a dataset, print, check thresholds.
+
+Exit codes: 0 the evaluation ran (and met every threshold given), 1 a threshold failed, 2 the dataset or the
+arguments are bad (or the store/model cannot be opened).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from evaluation.dataset import DatasetError, load_dataset
+from evaluation.report import check_thresholds, format_report
+from evaluation.runner import run_eval
+
+OK, THRESHOLD_FAILED, BAD_INPUT = 0, 1, 2
+
+
+def open_knowledge_base(data_dir: Path, embedder):
+    """The KnowledgeBase over `data_dir` laid out as the app lays it out (chroma/, bm25/, library.lock)."""
+    from advanced_retrieval import KnowledgeBase
+    from vector_db import VectorStore, client_from_env
+
+    data_dir = Path(data_dir)
+    store = VectorStore(client_from_env(data_dir), embedder)
+    return KnowledgeBase(store, data_dir / "bm25", embedder, lock_path=data_dir / "library.lock")
+
+
+def make_agent(kb, embedder, *, offline: bool = True, api_key: str = "", model: str = "gemini-2.5-flash"):
+    """The agent the app would use: offline extractive, or Gemini (with its offline fallback) given a key."""
+    from agentic_rag import OfflineBrain, build_agent, make_gemini_brain
+
+    brain = OfflineBrain(embedder) if offline else make_gemini_brain(api_key, model=model)
+    return build_agent(brain, kb.retriever, embedder=embedder)
+
+
+def document_paths(folder: Path) -> list[Path]:
+    """The readable files under `folder` (recursively, sorted); a single file is itself."""
+    from document_processor import is_supported
+
+    folder = Path(folder)
+    if folder.is_file():
+        return [folder]
+    return sorted(p for p in folder.rglob("*") if p.is_file() and is_supported(p.name))
+
+
+def index_folder(kb, folder: Path, err: TextIO) -> int:
+    """Index every readable file of `folder` (duplicates are skipped by the KB); returns how many failed."""
+    paths = document_paths(folder)
+    if not paths:
+        print(f"no readable documents in {folder}", file=err)
+    results = kb.ingest_many(paths)
+    for result in results:
+        detail = f": {result.reason}" if result.reason else f" ({result.chunks} chunks)"
+        print(f"  {result.status:<9} {result.file_name}{detail}", file=err)
+    return sum(1 for r in results if r.status == "failed")
+
+
+def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | None = None, offline: bool = True,
+                 strategies: Sequence[str] = ("hybrid",), as_json: bool = False, min_hit5: float | None = None,
+                 min_mrr: float | None = None, min_accuracy: float | None = None, *, k: int = 10,
+                 answers: bool = True, api_key: str | None = None, model_dir: str | Path | None = None,
+                 embedder=None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run `dataset` against the library in `data_dir` (indexing `docs` first) and print the report.
+
+    Args:
+        offline: answer with the offline extractive brain; False uses Gemini with `api_key` (default: the
+            GOOGLE_API_KEY or GEMINI_API_KEY environment variable).
+        strategies: retrieval strategies to measure; answers use the first.
+        answers: False measures retrieval only (no agent).
+        model_dir: where the ONNX model is cached (default data_dir/models); `embedder` replaces it (tests).
+        out, err: where the report and the progress go (default stdout, stderr).
+
+    Returns:
+        0 when it ran and met the thresholds, 1 when a threshold failed, 2 for a bad dataset or arguments.
+    """
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        questions = load_dataset(dataset)
+    except DatasetError as exc:
+        print(f"bad dataset: {exc}", file=err)
+        return BAD_INPUT
+    if docs is not None and not Path(docs).exists():
+        print(f"--docs {docs} does not exist", file=err)
+        return BAD_INPUT
+    key = api_key if api_key is not None else os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+    if answers and not offline and not key:
+        print("Gemini needs GOOGLE_API_KEY (or run with --offline)", file=err)
+        return BAD_INPUT
+    data_dir = Path(data_dir)
+    if embedder is None:
+        from vector_db import OnnxEmbedder
+
+        embedder = OnnxEmbedder(Path(model_dir) if model_dir else data_dir / "models")
+    kb = open_knowledge_base(data_dir, embedder)
+    if docs is not None:
+        print(f"indexing {docs}", file=err)
+        index_folder(kb, Path(docs), err)
+    agent = make_agent(kb, embedder, offline=offline, api_key=key or "") if answers else None
+    try:
+        report = run_eval(questions, kb, agent, strategies=strategies, k=k, dataset=Path(dataset).name,
+                          progress=lambda done, total, q: print(f"  [{done}/{total}] {q[:70]}", file=err))
+    except ValueError as exc:
+        print(f"bad arguments: {exc}", file=err)
+        return BAD_INPUT
+    print(json.dumps(report.to_dict(), indent=2) if as_json else format_report(report), file=out)
+    failures = check_thresholds(report, min_hit5=min_hit5, min_mrr=min_mrr, min_accuracy=min_accuracy)
+    for failure in failures:
+        print(f"threshold failed: {failure}", file=err)
+    return THRESHOLD_FAILED if failures else OK

@@ -1,0 +1,173 @@
+"""Evaluation questions: the JSONL format, its validation and loading.
+
+One JSON object a line:
+    {"question": "...", "doc": "paper.pdf", "pages": [3], "answer": [["8", "eight"], ["64"]], "kind": "precision"}
+
+`doc` is a file name (or a list of them for a cross-document question); `pages` are 1-based, as a list when one
+file is named, or as {"file": [pages]} for several. `answer` is a list of groups of accepted alternatives: an answer
+is right when it contains one alternative of every group. `kind` is free text; "unanswerable" expects a refusal
+and so takes no `doc`, `pages` or `answer`. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+
+UNANSWERABLE = "unanswerable"
+FIELDS = ("question", "doc", "pages", "answer", "kind", "id", "note")
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be used, naming the file and line: "sample.jsonl line 3: reason"."""
+
+    def __init__(self, source: str, line: int, reason: str):
+        where = f"{source} line {line}" if line else source
+        super().__init__(f"{where}: {reason}")
+        self.source = source
+        self.line = line
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class GoldSource:
+    """Where the answer lives: a file name and, for paged files, the 1-based pages (empty = anywhere in it)."""
+
+    file: str
+    pages: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvalQuestion:
+    """One question with its gold location(s), accepted answer groups and kind."""
+
+    question: str
+    gold: tuple[GoldSource, ...] = ()
+    answer: tuple[tuple[str, ...], ...] = ()
+    kind: str = ""
+    id: str = ""
+    line: int = 0
+
+    @property
+    def unanswerable(self) -> bool:
+        return self.kind == UNANSWERABLE
+
+    def to_dict(self) -> dict:
+        """The question back in the dataset's JSON shape (plus its id and line)."""
+        out: dict = {"id": self.id, "line": self.line, "question": self.question, "kind": self.kind}
+        if self.gold:
+            out["doc"] = [g.file for g in self.gold]
+            out["pages"] = {g.file: list(g.pages) for g in self.gold if g.pages}
+        if self.answer:
+            out["answer"] = [list(group) for group in self.answer]
+        return out
+
+
+def load_dataset(path: str | Path) -> list[EvalQuestion]:
+    """Read and validate a JSONL dataset.
+
+    Raises:
+        DatasetError: the file is missing or unreadable, or a line is not a valid question (its number is given).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(path.name, 0, f"cannot read the dataset ({exc})") from exc
+    return parse_dataset(text, source=path.name)
+
+
+def parse_dataset(text: str, source: str = "dataset") -> list[EvalQuestion]:
+    """Validate JSONL text into questions; raises DatasetError naming the first bad line."""
+    questions = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(source, number, f"not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        try:
+            questions.append(parse_question(record, line=number))
+        except ValueError as exc:
+            raise DatasetError(source, number, str(exc)) from exc
+    return questions
+
+
+def parse_question(record: object, line: int = 0) -> EvalQuestion:
+    """One decoded JSON line → EvalQuestion; raises ValueError with a human reason."""
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    unknown = sorted(set(record) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(FIELDS)}")
+    question = record.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("'question' must be a non-empty string")
+    kind = record.get("kind", "")
+    if not isinstance(kind, str):
+        raise ValueError("'kind' must be a string")
+    kind = kind.strip().lower()
+    if kind == UNANSWERABLE and any(record.get(f) for f in ("doc", "pages", "answer")):
+        raise ValueError("an unanswerable question takes no 'doc', 'pages' or 'answer'")
+    return EvalQuestion(
+        question=question.strip(),
+        gold=_parse_gold(record.get("doc"), record.get("pages")),
+        answer=_parse_answer(record.get("answer")),
+        kind=kind,
+        id=str(record.get("id") or f"q{line}"),
+        line=line,
+    )
+
+
+def _parse_gold(doc: object, pages: object) -> tuple[GoldSource, ...]:
+    files = _parse_files(doc)
+    if pages is None:
+        return tuple(GoldSource(f) for f in files)
+    if not files:
+        raise ValueError("'pages' needs a 'doc' to say which file they are in")
+    if isinstance(pages, list):
+        if len(files) > 1:
+            raise ValueError("'pages' is a list but 'doc' names several files; use {\"file\": [pages]}")
+        return (GoldSource(files[0], _parse_pages(pages, "pages")),)
+    if isinstance(pages, dict):
+        extra = sorted(set(pages) - set(files))
+        if extra:
+            raise ValueError(f"'pages' names file(s) not in 'doc': {', '.join(extra)}")
+        return tuple(GoldSource(f, _parse_pages(pages.get(f, []), f"pages[{f!r}]")) for f in files)
+    raise ValueError("'pages' must be a list of 1-based page numbers or {\"file\": [pages]}")
+
+
+def _parse_files(doc: object) -> tuple[str, ...]:
+    if doc is None:
+        return ()
+    names = [doc] if isinstance(doc, str) else doc
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
+        raise ValueError("'doc' must be a file name or a non-empty list of file names")
+    # The gold is a file name, so a path written in the dataset is reduced to its name.
+    return tuple(dict.fromkeys(PurePath(n.strip()).name for n in names))
+
+
+def _parse_pages(pages: object, field: str) -> tuple[int, ...]:
+    if not isinstance(pages, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in pages):
+        raise ValueError(f"'{field}' must be a list of integers")
+    if any(p < 1 for p in pages):
+        raise ValueError(f"'{field}' are 1-based page numbers; got {min(pages)}")
+    return tuple(sorted(set(pages)))
+
+
+def _parse_answer(answer: object) -> tuple[tuple[str, ...], ...]:
+    if answer is None:
+        return ()
+    shape = "'answer' must be a list of groups of alternatives, e.g. [[\"8\", \"eight\"], [\"64\"]]"
+    if not isinstance(answer, list) or not answer:
+        raise ValueError(shape)
+    groups = []
+    for group in answer:
+        if not isinstance(group, list) or not group:
+            raise ValueError(shape)
+        if not all(isinstance(alt, str) and alt.strip() for alt in group):
+            raise ValueError("every alternative in 'answer' must be a non-empty string")
+        groups.append(tuple(alt.strip() for alt in group))
+    return tuple(groups)

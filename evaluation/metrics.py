@@ -1,0 +1,190 @@
+"""Pure scoring functions: answer matching, refusals, retrieval ranks, citations, claims, percentiles."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from pathlib import PurePath
+
+from document_processor import Chunk
+from evaluation.dataset import GoldSource
+
+# A number as people write it: thousands separators, decimals. Not part of a longer number ("8" is not read out of
+# "18", "1.8" or "8.5"); letters may touch it, because PDF extraction glues words ("=0.999and"). Signs are ignored:
+# "-5" and "(5)" are both 5, as the key facts we check are magnitudes.
+_NUMBER = re.compile(r"(?<![\d.])(?<!\d,)(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d)(?![.,]\d)")
+_PLAIN_NUMBER = re.compile(r"^[$€£]?\s*[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*%?$")
+_MARKER = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
+# A passage quoted in the answer keeps its own reference marks ("... label smoothing [36]"); they are the
+# source's, not the answer's citations.
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
+
+# Phrases that say "the documents do not answer this". They talk about finding, information or the documents,
+# never about the subject, so a negation answer ("the model does not use recurrence") is not a refusal.
+_REFUSALS = tuple(re.compile(p) for p in (
+    r"\b(i|we) (cannot|can't|could not|couldn't|did not|didn't|do not|don't|am not able to|was not able to"
+    r"|were not able to|am unable to|'m unable to|was unable to|were unable to|are unable to) "
+    r"(find|locate|identify|determine|answer)\b",
+    r"\b(cannot|can't|could not|couldn't) be (answered|determined|found)\b",
+    r"\bno (relevant |such |specific |direct )?(information|mention|evidence|answer|data|passages?|results?)\b"
+    r"( (was|were|is|are))? (found|available|about|on|regarding|in|to)\b",
+    r"(^|\b(is|are|was|were) )not (mentioned|stated|found|specified|provided|given|covered|available|discussed)"
+    r" (in|by|within|anywhere in) (the|your|these|any|this|those) ",
+    r"\b(documents?|sources?|context|passages?|excerpts?|files?|texts?|library) (do|does|did) ?(not|n't) "
+    r"(contain|mention|say|provide|include|state|specify|discuss|cover|answer|address|give)\b",
+    r"\b(not enough|insufficient) (information|evidence|context|data)\b",
+    r"\bi (do not|don't) know\b",
+    r"\bnothing (relevant )?(was |is )?(found|in the documents)\b",
+))
+
+
+def normalize(text: str) -> str:
+    """Lower case, unicode-compatible forms, one space, thousands separators dropped ("1,000" → "1000")."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = text.replace("\u2212", "-").replace("\u2013", "-").replace("\u2014", "-").replace("\u2019", "'")
+    text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in `text`, thousands separators allowed ("1,000.5" → 1000.5)."""
+    text = unicodedata.normalize("NFKC", text)
+    return [float(m.group(0).replace(",", "")) for m in _NUMBER.finditer(text)]
+
+
+def alternative_in(alternative: str, answer: str) -> bool:
+    """True when `alternative` occurs in `answer`: as the same number, or as whole words, case-insensitively.
+
+    A plain number ("8", "1,000", "$1,577.00", "36.8%") matches an equal number in the answer, never a part of
+    another number ("8" is not in "18" nor in "8.5"). Other text matches on word boundaries ("eight" is not in
+    "eighteen").
+    """
+    if _PLAIN_NUMBER.match(alternative.strip()):
+        wanted = float(re.sub(r"[^\d.]", "", alternative))
+        return any(math.isclose(found, wanted, rel_tol=1e-9, abs_tol=1e-12) for found in numbers_in(answer))
+    needle = normalize(alternative)
+    if not needle:
+        return False
+    pattern = re.escape(needle).replace(r"\ ", r"\s*")
+    left = r"(?<![\w])" if needle[0].isalnum() else ""
+    right = r"(?![\w])" if needle[-1].isalnum() else ""
+    if needle[0].isdigit():
+        left += r"(?<!\d[.,])"
+    if needle[-1].isdigit():
+        right += r"(?![.,]\d)"
+    return re.search(left + pattern + right, normalize(answer)) is not None
+
+
+def missing_groups(answer: str, groups: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
+    """The answer groups of which `answer` contains no alternative (empty = every key fact present)."""
+    return [tuple(group) for group in groups if not any(alternative_in(alt, answer) for alt in group)]
+
+
+def has_key_facts(answer: str, groups: Sequence[Sequence[str]]) -> bool:
+    """True when `answer` contains one alternative of every group (no groups: True)."""
+    return not missing_groups(answer, groups)
+
+
+def is_refusal(answer: str) -> bool:
+    """True when the answer says the documents do not hold the answer ("I could not find this in the documents").
+
+    It must say so and cite nothing: an answer that cites a passage [n] and says one part was not found is a
+    partial answer, judged by its key facts. An empty answer counts as a refusal: nothing was asserted.
+    """
+    text = normalize(answer)
+    if not text:
+        return True
+    return not citation_markers(answer) and any(p.search(text) for p in _REFUSALS)
+
+
+def chunk_matches(chunk: Chunk, gold: Iterable[GoldSource]) -> bool:
+    """True when the chunk is from a gold file and, where both sides have pages, on a gold page."""
+    name = PurePath(chunk.file_name).name.casefold()
+    for source in gold:
+        if source.file.casefold() != name:
+            continue
+        page = chunk.location.page
+        if not source.pages or page is None or page in source.pages:
+            return True
+    return False
+
+
+def first_hit_rank(chunks: Sequence[Chunk], gold: Sequence[GoldSource]) -> int | None:
+    """1-based position of the first chunk that matches the gold, or None (also when there is no gold)."""
+    if not gold:
+        return None
+    return next((rank for rank, chunk in enumerate(chunks, start=1) if chunk_matches(chunk, gold)), None)
+
+
+def hit_at_k(ranks: Sequence[int | None], k: int) -> float | None:
+    """Share of questions whose first hit is within the top k (None when there are no questions)."""
+    if not ranks:
+        return None
+    return sum(1 for r in ranks if r is not None and r <= k) / len(ranks)
+
+
+def mrr(ranks: Sequence[int | None], cutoff: int = 10) -> float | None:
+    """Mean reciprocal rank: a first hit at rank 3 scores 1/3, none within `cutoff` scores 0."""
+    if not ranks:
+        return None
+    return sum(1.0 / r for r in ranks if r is not None and r <= cutoff) / len(ranks)
+
+
+def citation_markers(answer: str) -> list[int]:
+    """The citation numbers written in the answer, in order, without repeats: "[1][3]", "[1, 2]", "[2-4]".
+
+    Marks inside a double-quoted passage are the quoted source's own references and are skipped.
+    """
+    seen: dict[int, None] = {}
+    for match in _MARKER.finditer(_QUOTED.sub(" ", answer)):
+        for part in re.split(r"\s*[,;]\s*", match.group(1)):
+            bounds = [int(x) for x in re.split(r"\s*[–-]\s*", part)]
+            lo, hi = bounds[0], bounds[-1]
+            # "[1-3]" is a range; a reversed or absurd one is read as its two ends only.
+            numbers = range(lo, hi + 1) if 0 <= hi - lo <= 20 else (lo, hi)
+            seen.update(dict.fromkeys(numbers))
+    return list(seen)
+
+
+def check_citations(answer: str, citations: Sequence[dict], gold_files: Sequence[str] = ()) -> tuple[bool | None, str]:
+    """Whether every [n] in the answer is a listed citation from a gold file (when gold files are given).
+
+    Returns (valid, reason). A refusal without markers is not scored (None); any other answer without markers
+    is invalid, because an answer from documents must say where it came from.
+    """
+    markers = citation_markers(answer)
+    if not markers:
+        return (None, "refusal, nothing to cite") if is_refusal(answer) else (False, "no citation markers")
+    by_number = {c.get("n"): c for c in citations}
+    gold = {f.casefold() for f in gold_files}
+    for n in markers:
+        cited = by_number.get(n)
+        if cited is None:
+            return False, f"[{n}] is not among the {len(citations)} citations"
+        name = PurePath(str(cited.get("file", ""))).name
+        if gold and name.casefold() not in gold:
+            return False, f"[{n}] cites {name}, not the gold file {' or '.join(sorted(gold_files))}"
+    return True, f"{len(markers)} citation(s) valid"
+
+
+def supported_claims(claims: Sequence[dict]) -> tuple[int, int]:
+    """(claims whose verdict is "supported", all claims)."""
+    return sum(1 for c in claims if str(c.get("verdict", "")).lower() == "supported"), len(claims)
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0-100) with linear interpolation between closest ranks; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def mean(values: Sequence[float]) -> float | None:
+    """Arithmetic mean, or None for no values."""
+    return sum(values) / len(values) if values else None

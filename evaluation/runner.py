@@ -1,0 +1,281 @@
+"""Running a dataset: retrieval ranks per strategy straight from the retriever, answers through the real agent."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from advanced_retrieval import STRATEGIES
+from evaluation.dataset import EvalQuestion
+from evaluation.metrics import (
+    check_citations,
+    first_hit_rank,
+    hit_at_k,
+    is_refusal,
+    mean,
+    missing_groups,
+    mrr,
+    percentile,
+    supported_claims,
+)
+
+MRR_CUTOFF = 10
+HIT_KS = (1, 3, 5, 10)
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """What happened to one question. `ranks[strategy]` is the 1-based rank of the first gold chunk (None: none
+    in the top k); it is empty when the question has no gold location. `passed` is None when nothing could be
+    checked (an answerable question without answer groups, or no agent)."""
+
+    question: EvalQuestion
+    ranks: dict[str, int | None] = field(default_factory=dict)
+    passed: bool | None = None
+    reason: str = ""
+    refused: bool | None = None
+    citations_valid: bool | None = None
+    citation_reason: str = ""
+    answer: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    errors: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "question": self.question.to_dict(), "ranks": dict(self.ranks), "passed": self.passed,
+            "reason": self.reason, "refused": self.refused, "citations_valid": self.citations_valid,
+            "citation_reason": self.citation_reason, "answer": self.answer, "seconds": round(self.seconds, 4),
+            "errors": list(self.errors),
+        }
+
+
+@dataclass(frozen=True)
+class RetrievalMetrics:
+    """Page-level retrieval quality of one strategy over the questions that have a gold location."""
+
+    strategy: str
+    questions: int
+    hit_at: dict[int, float | None]
+    mrr: float | None
+    seconds_p50: float | None
+
+    def to_dict(self) -> dict:
+        return {"strategy": self.strategy, "questions": self.questions,
+                "hit_at": {str(k): v for k, v in self.hit_at.items()}, "mrr": self.mrr,
+                "seconds_p50": self.seconds_p50}
+
+
+@dataclass(frozen=True)
+class AnswerMetrics:
+    """Answer quality. Each rate is over the questions it applies to (the count beside it); None when none do.
+
+    accuracy: pass rate over questions with answer groups or kind "unanswerable"; key_fact_accuracy: answers
+    holding every group (a refusal fails); refusal_accuracy: unanswerable questions refused; false_refusals:
+    answerable questions refused; citation_validity: answers whose every [n] is a real citation from a gold file;
+    claims_supported: verified claims with verdict "supported", over all claims.
+    """
+
+    answered: int
+    accuracy: float | None
+    scored: int
+    key_fact_accuracy: float | None
+    key_fact_questions: int
+    refusal_accuracy: float | None
+    unanswerable: int
+    false_refusals: int
+    citation_validity: float | None
+    citations_scored: int
+    claims_supported: float | None
+    claims: int
+    errors: int
+    by_kind: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out = dict(self.__dict__)
+        out["by_kind"] = {kind: {"passed": p, "scored": n} for kind, (p, n) in self.by_kind.items()}
+        return out
+
+
+@dataclass(frozen=True)
+class CostMetrics:
+    """Time and model use per answered question."""
+
+    seconds_p50: float | None
+    seconds_p95: float | None
+    seconds_total: float
+    llm_calls_per_question: float | None
+    input_tokens_per_question: float | None
+    output_tokens_per_question: float | None
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """Everything one evaluation measured; `questions` keeps each full answer for inspection."""
+
+    questions: tuple[QuestionResult, ...]
+    retrieval: tuple[RetrievalMetrics, ...]
+    answers: AnswerMetrics | None
+    cost: CostMetrics | None
+    k: int
+    answer_strategy: str
+    mode: str = ""
+    dataset: str = ""
+
+    def retrieval_for(self, strategy: str) -> RetrievalMetrics | None:
+        """The retrieval metrics of one strategy, or None when it was not run."""
+        return next((m for m in self.retrieval if m.strategy == strategy), None)
+
+    def to_dict(self) -> dict:
+        """A JSON-able dict of every figure and every question's result."""
+        return {
+            "dataset": self.dataset, "k": self.k, "answer_strategy": self.answer_strategy, "mode": self.mode,
+            "retrieval": [m.to_dict() for m in self.retrieval],
+            "answers": self.answers.to_dict() if self.answers else None,
+            "cost": self.cost.to_dict() if self.cost else None,
+            "questions": [q.to_dict() for q in self.questions],
+        }
+
+
+def run_eval(questions: Sequence[EvalQuestion], kb, agent, *, strategies: Sequence[str] = ("hybrid",),
+             k: int = 10, progress: Progress | None = None, dataset: str = "") -> EvalReport:
+    """Evaluate retrieval (every strategy, through `kb.retriever`) and answers (the agent, first strategy).
+
+    Args:
+        kb: anything with `.retriever.retrieve(query, k, strategy, filters)` returning ranked hits.
+        agent: anything with `.ask(question, strategy=...)` returning an object with `.to_dict()`; None measures
+            retrieval only.
+        k: retrieval depth for hit@k (at least 10 chunks are fetched so MRR@10 is defined).
+        progress: called as progress(done, total, question_text) after each question.
+
+    A question whose retrieval or answer raises is recorded with the error and counted as failed; the rest go on.
+
+    Raises:
+        ValueError: an unknown strategy, no strategy, or k < 1.
+    """
+    strategies = tuple(dict.fromkeys(strategies))
+    if not strategies or any(s not in STRATEGIES for s in strategies):
+        raise ValueError(f"strategies must be some of {', '.join(STRATEGIES)}; got {', '.join(strategies) or 'none'}")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    depth = max(k, MRR_CUTOFF)
+    results, timings = [], {s: [] for s in strategies}
+    for done, question in enumerate(questions, start=1):
+        ranks, errors = _rank_question(kb.retriever, question, strategies, depth, timings)
+        result = QuestionResult(question=question, ranks=ranks, errors=tuple(errors))
+        if agent is not None:
+            result = _answer_question(agent, result, strategies[0])
+        results.append(result)
+        if progress is not None:
+            progress(done, len(questions), question.question)
+    return _report(tuple(results), strategies, k, timings, agent is not None, dataset)
+
+
+def _rank_question(retriever, question: EvalQuestion, strategies, depth: int, timings) -> tuple[dict, list[str]]:
+    ranks, errors = {}, []
+    if not question.gold:
+        return ranks, errors
+    for strategy in strategies:
+        started = time.perf_counter()
+        try:
+            hits = retriever.retrieve(question.question, depth, strategy, None)
+        except Exception as exc:  # one failing question is reported and the batch goes on
+            errors.append(f"retrieval ({strategy}) failed: {type(exc).__name__}: {exc}")
+            ranks[strategy] = None
+            continue
+        timings[strategy].append(time.perf_counter() - started)
+        ranks[strategy] = first_hit_rank([hit.chunk for hit in hits], question.gold)
+    return ranks, errors
+
+
+def _answer_question(agent, result: QuestionResult, strategy: str) -> QuestionResult:
+    question = result.question
+    started = time.perf_counter()
+    try:
+        answer = agent.ask(question.question, strategy=strategy).to_dict()
+    except Exception as exc:  # one failing question is reported and the batch goes on
+        error = f"answer failed: {type(exc).__name__}: {exc}"
+        return replace(result, passed=False, reason=error, seconds=time.perf_counter() - started,
+                        errors=(*result.errors, error))
+    seconds = time.perf_counter() - started
+    text = str(answer.get("answer", ""))
+    refused = is_refusal(text)
+    passed, reason = judge_answer(question, text, refused)
+    valid, why = check_citations(text, answer.get("citations") or [], [g.file for g in question.gold])
+    return replace(result, passed=passed, reason=reason, refused=refused, citations_valid=valid,
+                    citation_reason=why, answer=answer, seconds=seconds)
+
+
+def judge_answer(question: EvalQuestion, text: str, refused: bool) -> tuple[bool | None, str]:
+    """Pass/fail of one answer with the reason; None when there is nothing to check it against."""
+    if question.unanswerable:
+        return (True, "refused, as expected") if refused else (False, "answered an unanswerable question")
+    if refused:
+        return False, "refused an answerable question"
+    if not question.answer:
+        return None, "answered (no key facts to check)"
+    missing = missing_groups(text, question.answer)
+    if missing:
+        return False, "missing " + "; ".join(" | ".join(group) for group in missing)
+    return True, f"all {len(question.answer)} key fact(s) present"
+
+
+def _report(results, strategies, k, timings, answered: bool, dataset: str) -> EvalReport:
+    retrieval = tuple(_retrieval_metrics(results, s, k, timings[s]) for s in strategies)
+    modes = sorted({str(r.answer.get("mode")) for r in results if r.answer.get("mode")})
+    return EvalReport(
+        questions=results, retrieval=retrieval, answers=_answer_metrics(results) if answered else None,
+        cost=_cost_metrics(results) if answered else None, k=k, answer_strategy=strategies[0],
+        mode="+".join(modes), dataset=dataset,
+    )
+
+
+def _retrieval_metrics(results, strategy: str, k: int, seconds: list[float]) -> RetrievalMetrics:
+    ranks = [r.ranks[strategy] for r in results if strategy in r.ranks]
+    ks = sorted({*HIT_KS, k})
+    return RetrievalMetrics(strategy=strategy, questions=len(ranks), hit_at={n: hit_at_k(ranks, n) for n in ks},
+                            mrr=mrr(ranks, MRR_CUTOFF), seconds_p50=percentile(seconds, 50))
+
+
+def _rate(flags: list[bool]) -> float | None:
+    return sum(flags) / len(flags) if flags else None
+
+
+def _answer_metrics(results: Sequence[QuestionResult]) -> AnswerMetrics:
+    ok = [r for r in results if r.answer]
+    scored = [r for r in results if r.passed is not None]
+    with_facts = [r for r in results if r.question.answer]
+    unanswerable = [r for r in results if r.question.unanswerable]
+    cited = [r.citations_valid for r in ok if r.citations_valid is not None]
+    supported = [supported_claims(r.answer.get("claims") or []) for r in ok]
+    by_kind: dict[str, tuple[int, int]] = {}
+    for r in scored:
+        passed, total = by_kind.get(r.question.kind or "-", (0, 0))
+        by_kind[r.question.kind or "-"] = (passed + bool(r.passed), total + 1)
+    claims = sum(n for _, n in supported)
+    return AnswerMetrics(
+        answered=len(ok), accuracy=_rate([bool(r.passed) for r in scored]), scored=len(scored),
+        key_fact_accuracy=_rate([bool(r.passed) for r in with_facts]), key_fact_questions=len(with_facts),
+        refusal_accuracy=_rate([bool(r.refused) for r in unanswerable]), unanswerable=len(unanswerable),
+        false_refusals=sum(1 for r in results if not r.question.unanswerable and r.refused),
+        citation_validity=_rate(cited), citations_scored=len(cited),
+        claims_supported=sum(s for s, _ in supported) / claims if claims else None, claims=claims,
+        errors=sum(1 for r in results if r.errors), by_kind=dict(sorted(by_kind.items())),
+    )
+
+
+def _cost_metrics(results: Sequence[QuestionResult]) -> CostMetrics:
+    ok = [r for r in results if r.answer]
+    seconds = [r.seconds for r in ok]
+    usage = [r.answer.get("usage") or {} for r in ok]
+    return CostMetrics(
+        seconds_p50=percentile(seconds, 50), seconds_p95=percentile(seconds, 95),
+        seconds_total=sum(r.seconds for r in results),
+        llm_calls_per_question=mean([float(u.get("llm_calls", 0)) for u in usage]),
+        input_tokens_per_question=mean([float(u.get("input_tokens", 0)) for u in usage]),
+        output_tokens_per_question=mean([float(u.get("output_tokens", 0)) for u in usage]),
+    )
