@@ -14,10 +14,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import asdict
 from pathlib import Path
 
-DATA_DIR_ENV = "DOCAGENT_DATA_DIR"
-DEFAULT_DATA_DIR = "data"
+from wiring import DATA_DIR_ENV, DEFAULT_DATA_DIR, data_dir_from_env
+
+STRATEGY_CHOICES = ("auto", "hybrid", "vector", "bm25")  # advanced_retrieval.STRATEGIES, without importing it
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -87,11 +89,200 @@ def format_result(entry: dict) -> str:
     return f"{entry['status']:<7} {entry['file']}  {detail}  {entry['seconds']:.1f} s"
 
 
+def _open_kb(args: argparse.Namespace):
+    from wiring import open_knowledge_base
+
+    return open_knowledge_base(args.data_dir)
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Index files (directories are walked); one line per file; exit 1 when any failed."""
+    kb = _open_kb(args)
+    results = []
+    for path in walk_paths(args.paths):
+        result = kb.ingest_file(path)
+        results.append(result)
+        if not args.json:
+            detail = (f"{result.chunks} chunks, {result.units} {result.unit_name}" if result.status in
+                      ("indexed", "replaced") else result.reason)
+            print(f"{result.status:<9} {result.file_name}  {detail}  {result.seconds:.1f} s", flush=True)
+    if args.json:
+        print(json.dumps([asdict(r) for r in results], ensure_ascii=False, indent=2))
+    return 1 if any(r.status == "failed" for r in results) else 0
+
+
+def _doc_filters(kb, names: list[str] | None):
+    """Filters for --doc NAME_OR_ID options (None when none given); raises LookupError for an unknown one."""
+    from advanced_retrieval import Filters
+
+    if not names:
+        return None
+    ids = []
+    for name in names:
+        record = kb.find(name)
+        if record is None:
+            raise LookupError(f"no indexed document matches {name!r} (see `cli.py docs`)")
+        ids.append(record.doc_id)
+    return Filters(doc_ids=tuple(ids))
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Retrieve the best chunks for a query and print rank, file, location, scores and text."""
+    kb = _open_kb(args)
+    try:
+        filters = _doc_filters(kb, args.doc)
+    except LookupError as e:
+        print(e, file=sys.stderr)
+        return 2
+    hits = kb.retriever.retrieve(args.query, k=args.k, strategy=args.strategy, filters=filters)
+    rows = [{"rank": h.rank, "file": h.chunk.file_name, "doc_id": h.chunk.doc_id,
+             "location": h.chunk.location.to_dict(), "label": h.chunk.location.label(), "score": h.score,
+             "vector_score": h.vector_score, "bm25_score": h.bm25_score, "strategy": h.strategy,
+             "text": h.chunk.text} for h in hits]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        print("no results")
+    for r in rows:
+        scores = " ".join(f"{k}={r[k]:.3f}" for k in ("score", "vector_score", "bm25_score") if r[k] is not None)
+        text = " ".join(r["text"].split())
+        print(f"{r['rank']:>2}. {r['file']}  {r['label']}  [{r['strategy']}] {scores}\n    {text[:300]}")
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    """List the indexed documents."""
+    docs = _open_kb(args).documents()
+    if args.json:
+        print(json.dumps([asdict(d) for d in docs], ensure_ascii=False, indent=2))
+        return 0
+    if not docs:
+        print("no documents indexed")
+    for d in docs:
+        print(f"{d.doc_id[:12]}  {d.file_type:<5} {d.units:>4} {d.unit_name:<10} {d.chunks:>5} chunks  {d.file_name}")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    """Remove one document (by file name, doc_id or a unique doc_id prefix) from both indexes."""
+    record = _open_kb(args).delete(args.name)
+    if record is None:
+        print(f"no indexed document matches {args.name!r}", file=sys.stderr)
+        return 1
+    print(f"deleted {record.file_name} ({record.chunks} chunks)")
+    return 0
+
+
+def cmd_clear(args: argparse.Namespace) -> int:
+    """Remove every document; needs --yes."""
+    if not args.yes:
+        print("clear removes every document from the index; run again with --yes", file=sys.stderr)
+        return 2
+    _open_kb(args).clear()
+    print("cleared")
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer a question from the indexed documents, with citations, verification and the engine's trace."""
+    from wiring import default_embedder, make_agent, open_knowledge_base
+
+    embedder = default_embedder(args.data_dir)
+    kb = open_knowledge_base(args.data_dir, embedder=embedder)
+    try:
+        filters = _doc_filters(kb, args.doc)
+    except LookupError as e:
+        print(e, file=sys.stderr)
+        return 2
+    key = "" if args.offline else os.environ.get("GOOGLE_API_KEY", "").strip()
+    agent = make_agent(kb, embedder, api_key=key, model=args.model)
+    stream = None if args.json else (lambda text: print(text, end="", flush=True))
+    result = agent.ask(args.question, filters=filters, strategy=args.strategy, k=args.k, verify=not args.no_verify,
+                       on_token=stream)
+    data = result.to_dict()
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 0
+    print("\n" if stream else data["answer"])
+    for c in data["citations"]:
+        print(f"[{c['n']}] {c['file']}  {_label(c['location'])}")
+    print(f"mode: {data['mode']}  confidence: {data['confidence']:.0%}  llm calls: {data['usage']['llm_calls']}  "
+          f"{data['seconds']:.1f} s")
+    for warning in data["warnings"]:
+        print(f"warning: {warning}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Run a golden-question dataset through retrieval and the engine; print the figures (see evaluation/)."""
+    from evaluation import eval_command
+
+    offline = args.offline or not os.environ.get("GOOGLE_API_KEY", "").strip()  # no key: offline, as `ask` does
+    return eval_command(args.dataset, args.data_dir, docs=args.docs, offline=offline,
+                        strategies=tuple(args.strategy or ("hybrid",)), as_json=args.json, min_hit5=args.min_hit5,
+                        min_mrr=args.min_mrr, min_accuracy=args.min_accuracy, k=args.k)
+
+
+def _label(location: dict) -> str:
+    from document_processor import Location
+
+    return Location.from_dict(location).label()
+
+
 def _parse_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="files or directories to parse")
     parser.add_argument("--json", action="store_true", help="print a JSON list with every chunk")
     parser.add_argument("--timeout", type=_positive_float, default=60.0, metavar="S",
                         help="seconds allowed per file (default 60)")
+
+
+def _ingest_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="files or directories to index")
+    parser.add_argument("--json", action="store_true", help="print a JSON list of results")
+
+
+def _search_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query")
+    parser.add_argument("--strategy", choices=STRATEGY_CHOICES, default="auto")
+    parser.add_argument("-k", type=int, default=8, help="number of results (default 8)")
+    parser.add_argument("--doc", action="append", metavar="NAME", help="only this document (repeatable)")
+    parser.add_argument("--json", action="store_true")
+
+
+def _docs_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true")
+
+
+def _delete_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", metavar="NAME_OR_ID")
+
+
+def _clear_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--yes", action="store_true", help="confirm")
+
+
+def _ask_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("question")
+    parser.add_argument("--offline", action="store_true", help="never call Gemini (extractive answers)")
+    parser.add_argument("--model", default="gemini-2.5-flash", help="Gemini model (default gemini-2.5-flash)")
+    parser.add_argument("--strategy", choices=STRATEGY_CHOICES, default="auto")
+    parser.add_argument("-k", type=int, default=8, help="passages given to the answer (default 8)")
+    parser.add_argument("--doc", action="append", metavar="NAME", help="only this document (repeatable)")
+    parser.add_argument("--no-verify", action="store_true", help="skip the verification step")
+    parser.add_argument("--json", action="store_true")
+
+
+def _eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", metavar="DATASET.jsonl")
+    parser.add_argument("--docs", metavar="FOLDER", help="index this folder first (duplicates are skipped)")
+    parser.add_argument("--offline", action="store_true", help="answer offline even when GOOGLE_API_KEY is set")
+    parser.add_argument("--strategy", action="append", choices=STRATEGY_CHOICES,
+                        help="retrieval strategy to measure (repeatable; answers use the first; default hybrid)")
+    parser.add_argument("-k", type=int, default=10, help="chunks retrieved per question (default 10)")
+    parser.add_argument("--json", action="store_true")
+    for name in ("min-hit5", "min-mrr", "min-accuracy"):
+        parser.add_argument(f"--{name}", type=float, metavar="X", help="exit 1 when below X (for CI)")
 
 
 def _positive_float(text: str) -> float:
@@ -107,6 +298,13 @@ def _positive_float(text: str) -> float:
 # name -> (function, adds its arguments, one-line help). A new command is one function and one row here.
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], Callable[[argparse.ArgumentParser], None], str]] = {
     "parse": (cmd_parse, _parse_arguments, "parse files and show their chunks (nothing is stored)"),
+    "ingest": (cmd_ingest, _ingest_arguments, "index files: indexed | duplicate | replaced | failed per file"),
+    "search": (cmd_search, _search_arguments, "retrieve the best passages for a query"),
+    "docs": (cmd_docs, _docs_arguments, "list the indexed documents"),
+    "delete": (cmd_delete, _delete_arguments, "remove one document from both indexes"),
+    "ask": (cmd_ask, _ask_arguments, "answer a question with citations (Gemini with GOOGLE_API_KEY, else offline)"),
+    "eval": (cmd_eval, _eval_arguments, "measure retrieval and answer quality on a golden-question dataset"),
+    "clear": (cmd_clear, _clear_arguments, "remove every document"),
 }
 
 
@@ -126,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the process exit code."""
     args = build_parser().parse_args(argv)
-    args.data_dir = Path(args.data_dir or os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
+    args.data_dir = data_dir_from_env(args.data_dir)
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -21,21 +21,23 @@ OK, THRESHOLD_FAILED, BAD_INPUT = 0, 1, 2
 
 
 def open_knowledge_base(data_dir: Path, embedder):
-    """The KnowledgeBase over `data_dir` laid out as the app lays it out (chroma/, bm25/, library.lock)."""
-    from advanced_retrieval import KnowledgeBase
-    from vector_db import VectorStore, client_from_env
+    """The KnowledgeBase over `data_dir`, laid out as the app and the CLI lay it out."""
+    import wiring
 
-    data_dir = Path(data_dir)
-    store = VectorStore(client_from_env(data_dir), embedder)
-    return KnowledgeBase(store, data_dir / "bm25", embedder, lock_path=data_dir / "library.lock")
+    return wiring.open_knowledge_base(data_dir, embedder=embedder)
 
 
 def make_agent(kb, embedder, *, offline: bool = True, api_key: str = "", model: str = "gemini-2.5-flash"):
     """The agent the app would use: offline extractive, or Gemini (with its offline fallback) given a key."""
-    from agentic_rag import OfflineBrain, build_agent, make_gemini_brain
+    import wiring
 
-    brain = OfflineBrain(embedder) if offline else make_gemini_brain(api_key, model=model)
-    return build_agent(brain, kb.retriever, embedder=embedder)
+    return wiring.make_agent(kb, embedder, api_key="" if offline else api_key, model=model)
+
+
+def wiring_embedder(data_dir: Path):
+    import wiring
+
+    return wiring.default_embedder(data_dir)
 
 
 def document_paths(folder: Path) -> list[Path]:
@@ -95,7 +97,7 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
     if embedder is None:
         from vector_db import OnnxEmbedder
 
-        embedder = OnnxEmbedder(Path(model_dir) if model_dir else data_dir / "models")
+        embedder = OnnxEmbedder(Path(model_dir)) if model_dir else wiring_embedder(data_dir)
     kb = open_knowledge_base(data_dir, embedder)
     if docs is not None:
         print(f"indexing {docs}", file=err)
