@@ -1,0 +1,93 @@
+"""Building the Chroma client (embedded or server) and turning its connection failures into StoreError."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import chromadb
+import httpx
+from chromadb.config import Settings
+from chromadb.errors import ChromaError
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+class StoreError(Exception):
+    """The vector store cannot do what was asked, with a reason a person understands (e.g. server unreachable)."""
+
+
+def _settings() -> Settings:
+    return Settings(anonymized_telemetry=False)
+
+
+def server_url(host: str, port: int, ssl: bool) -> str:
+    """'http://host:port' (or https) as a person would type it."""
+    return f"{'https' if ssl else 'http'}://{host}:{port}"
+
+
+def make_client(data_dir: Path, *, host: str | None = None, port: int = 8000, ssl: bool = False):
+    """An embedded Chroma at data_dir/"chroma", or an HttpClient to a Chroma server when `host` is given.
+
+    Telemetry is off either way.
+
+    Raises:
+        ValueError: `port` outside 1..65535 or an empty `host`.
+        StoreError: the server at host:port does not answer.
+    """
+    if host is None:
+        path = Path(data_dir) / "chroma"
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=_settings())
+    if not host.strip():
+        raise ValueError("Chroma host must be a host name or address, got an empty string")
+    if not 1 <= int(port) <= 65535:
+        raise ValueError(f"Chroma port must be between 1 and 65535, got {port}")
+    url = server_url(host, port, ssl)
+    try:
+        # HttpClient checks tenant and database on construction; a dead server surfaces as ValueError here.
+        return chromadb.HttpClient(host=host, port=int(port), ssl=ssl, settings=_settings())
+    except (ValueError, httpx.TransportError) as exc:
+        raise StoreError(f"cannot reach Chroma at {url}: {exc}") from exc
+
+
+def client_from_env(data_dir: Path, environ: Mapping[str, str] | None = None):
+    """make_client configured by CHROMA_HOST / CHROMA_PORT / CHROMA_SSL; embedded when CHROMA_HOST is unset.
+
+    Raises:
+        ValueError: CHROMA_PORT is not a number or CHROMA_SSL is not one of 1/0/true/false/yes/no/on/off.
+        StoreError: CHROMA_HOST is set but the server does not answer.
+    """
+    env = os.environ if environ is None else environ
+    host = env.get("CHROMA_HOST", "").strip() or None
+    raw_port = env.get("CHROMA_PORT", "8000").strip() or "8000"
+    if not raw_port.isdigit():
+        raise ValueError(f"CHROMA_PORT must be a number, got {raw_port!r}")
+    raw_ssl = env.get("CHROMA_SSL", "").strip().lower()
+    if raw_ssl not in _TRUE + _FALSE:
+        raise ValueError(f"CHROMA_SSL must be one of {', '.join(_TRUE + _FALSE[:-1])}, got {raw_ssl!r}")
+    return make_client(data_dir, host=host, port=int(raw_port), ssl=raw_ssl in _TRUE)
+
+
+def describe(client) -> str:
+    """Where `client` stores data: a server URL, or 'embedded Chroma at PATH'."""
+    settings = client.get_settings()
+    if settings.chroma_server_host and settings.chroma_api_impl.endswith("FastAPI"):
+        host, port = settings.chroma_server_host, settings.chroma_server_http_port
+        return server_url(host, port, settings.chroma_server_ssl_enabled)
+    return f"embedded Chroma at {settings.persist_directory}"
+
+
+@contextlib.contextmanager
+def reaching(where: str) -> Iterator[None]:
+    """Turn a lost connection into StoreError("cannot reach Chroma at WHERE: reason"), and Chroma's own
+    errors into StoreError("Chroma at WHERE failed: reason")."""
+    try:
+        yield
+    except httpx.TransportError as exc:
+        raise StoreError(f"cannot reach Chroma at {where}: {exc}") from exc
+    except ChromaError as exc:
+        raise StoreError(f"Chroma at {where} failed: {exc}") from exc

@@ -1,0 +1,196 @@
+"""all-MiniLM-L6-v2 run with onnxruntime + tokenizers, exported to ONNX once and cached.
+
+torch and transformers are imported only by the one-time export: importing them costs ~8 s, which the app must
+not pay at every start. sentence-transformers' own ONNX path needs optimum-onnx, which caps transformers below
+what sentence-transformers 6 needs, hence the hand-made export.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+import model_files
+
+try:  # POSIX; without it two processes may both export, but the atomic rename still keeps the file whole
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+_EXPORT_VERSION = 1  # bump when the export recipe changes, so old cached files are not reused
+_WINDOW = 64  # batches tokenised and length-sorted together; bounds memory for a very long text list
+
+
+def _export_fp32(model_dir: Path, target: Path) -> None:
+    """Write the transformer (token embeddings out, pooling is done in numpy) as ONNX to `target`."""
+    import torch
+    import transformers
+
+    model = transformers.AutoModel.from_pretrained(str(model_dir)).eval()
+
+    class _Encoder(torch.nn.Module):
+        # transformers 5's BertModel.forward rejects positional arguments, which torch.onnx.export passes.
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    sample = torch.ones((2, 8), dtype=torch.long)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    # The tracer warns about branches it freezes (KV-cache padding, causal masks); neither applies to an encoder
+    # always given its attention mask, and tests/test_embedder.py checks the result against sentence-transformers.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.filterwarnings("ignore", message="Exporting aten::index operator")
+        torch.onnx.export(
+            _Encoder(model), (sample, sample, torch.zeros_like(sample)), str(target),
+            input_names=names, output_names=["last_hidden_state"],
+            dynamic_axes={**{n: {0: "batch", 1: "seq"} for n in names}, "last_hidden_state": {0: "batch", 1: "seq"}},
+            opset_version=17, dynamo=False,
+        )
+
+
+def _quantize(fp32: Path, target: Path) -> None:
+    """int8 weights (dynamic quantisation): 4x smaller, faster on CPU, slightly different vectors.
+
+    Per-channel scales keep cosine to fp32 at min 0.985 / mean 0.993 on 104 texts, where one scale per
+    tensor gave min 0.873 / mean 0.931 at the same size and speed.
+    """
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True)
+
+
+@contextlib.contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    """An exclusive lock across processes (and across threads: flock locks belong to the open file)."""
+    with open(lock_path, "a+") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_file(target: Path, build: Callable[[Path], None]) -> Path:
+    """`target`, built by build(tmp_path) first if missing; one builder at a time, and never a half-written file.
+
+    A file that exists is complete: it only ever appears through an atomic rename.
+    """
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(target.parent / ".export.lock"):
+        if not target.exists():  # another process may have built it while we waited
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            try:
+                build(tmp)
+                os.replace(tmp, target)
+            finally:
+                tmp.unlink(missing_ok=True)
+    return target
+
+
+def model_file(cache_dir: Path, quantized: bool, model_dir: Path | None = None) -> Path:
+    """The cached ONNX model, exported (and quantised) on first use."""
+    src = model_dir or model_files.model_dir()
+    fp32 = Path(cache_dir) / f"{MODEL_NAME}.v{_EXPORT_VERSION}.fp32.onnx"
+    ensure_file(fp32, lambda tmp: _export_fp32(src, tmp))
+    if not quantized:
+        return fp32
+    int8 = Path(cache_dir) / f"{MODEL_NAME}.v{_EXPORT_VERSION}.int8.onnx"
+    return ensure_file(int8, lambda tmp: _quantize(fp32, tmp))
+
+
+class OnnxEmbedder:
+    """Sentence embeddings from all-MiniLM-L6-v2: mean-pooled over tokens, L2-normalised, 384 dimensions.
+
+    Args:
+        cache_dir: where the exported model is kept (the app passes <data-dir>/models).
+        quantized: run the int8 model (23 MB, faster, cosine to fp32 ~0.985-0.99) instead of fp32 (90 MB,
+            identical to sentence-transformers).
+        batch_size: texts per onnxruntime call.
+        threads: onnxruntime intra-op threads; default os.cpu_count().
+
+    Raises:
+        ValueError: batch_size or threads below 1.
+    """
+
+    def __init__(self, cache_dir: Path, *, quantized: bool = False, batch_size: int = 32, threads: int | None = None):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be at least 1 or None (all cores), got {threads}")
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        src = model_files.model_dir()
+        self.batch_size = batch_size
+        self.name = f"{MODEL_NAME}/onnx-{'int8' if quantized else 'fp32'}"
+        self.dim = int(json.loads((src / "config.json").read_text())["hidden_size"])
+        self.path = model_file(Path(cache_dir), quantized, src)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(str(self.path), sess_options=options,
+                                             providers=["CPUExecutionProvider"])
+        # Our own tokenizer object: the shared model_files.tokenizer() must stay untruncated for count_tokens.
+        self._tokenizer = Tokenizer.from_file(str(src / "tokenizer.json"))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(model_files.MAX_TOKENS)
+
+    def embed(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        """Unit vectors for `texts`, shape (len(texts), dim), float32; progress(done, total) after each batch."""
+        total = len(texts)
+        out = np.zeros((total, self.dim), dtype=np.float32)
+        done, window = 0, self.batch_size * _WINDOW
+        for start in range(0, total, window):
+            encodings = self._tokenizer.encode_batch(list(texts[start:start + window]))
+            # Length-sorted batches pad less; results go back to their original rows.
+            order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+            for b in range(0, len(order), self.batch_size):
+                rows = order[b:b + self.batch_size]
+                out[[start + r for r in rows]] = self._run([encodings[r] for r in rows])
+                done += len(rows)
+                if progress is not None:
+                    progress(done, total)
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The unit vector of one text, shape (dim,)."""
+        return self.embed([text])[0]
+
+    def _run(self, encodings) -> np.ndarray:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            ids[row, :n], mask[row, :n], types[row, :n] = enc.ids, enc.attention_mask, enc.type_ids
+        (hidden,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+        return mean_pool(hidden, mask)
+
+
+def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Average of token vectors where mask is 1, L2-normalised (sentence-transformers' Pooling + Normalize)."""
+    weights = mask[..., None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1)
+    pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -1,0 +1,319 @@
+"""VectorStore: chunks and their embeddings in Chroma, a library of DocumentRecords, and a write generation.
+
+Errors: bad configuration raises ValueError at construction; a Chroma server that stops answering, or a Chroma
+failure, raises StoreError with the reason. A store never leaves a document half-indexed: add_document removes
+what it wrote when anything fails, and recover() sweeps what a killed process left behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+from chromadb.errors import NotFoundError
+
+from document_processor import Chunk, ParsedDocument
+from vector_db import library, sweep
+from vector_db.client import StoreError, describe, reaching
+from vector_db.records import READY, DocumentRecord, chunk_from_stored, chunk_to_metadata, record_for
+from vector_db.search import ChunkFilter, nearest
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,54}[a-zA-Z0-9]")
+_COSINE = {"hnsw": {"space": "cosine"}}
+
+
+def _guarded(method):
+    """Run a store method with Chroma failures turned into StoreError, looking collections up again once when
+    another process (or a server restart on fresh storage) deleted them."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with reaching(self.where):
+            try:
+                return method(self, *args, **kwargs)
+            except NotFoundError:
+                self._forget()
+                return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+class VectorStore:
+    """Chunks of documents with their embeddings, searchable by cosine similarity.
+
+    Args:
+        client: a Chroma client (make_client / client_from_env).
+        embedder: has .dim, .name, .embed(texts, progress=None) and .embed_query(text).
+        collection: name of the chunk collection; the library lives in "<collection>-library".
+        batch_size: chunks embedded and written per step (default and cap: client.get_max_batch_size()).
+
+    Raises:
+        ValueError: a collection name Chroma would refuse, or batch_size < 1.
+    """
+
+    def __init__(self, client, embedder, *, collection: str = "chunks", batch_size: int | None = None):
+        if not _NAME.fullmatch(collection):
+            raise ValueError(f"collection must be 3-56 characters of a-z, A-Z, 0-9, '.', '_', '-' "
+                             f"starting and ending with a letter or digit; got {collection!r}")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1 or None (the client's maximum), got {batch_size}")
+        self._client = client
+        self._embedder = embedder
+        self._name = collection
+        self._batch_size = batch_size
+        self._max_batch: int | None = None
+        self._collections = None
+        self._records_cache: tuple[int, list[DocumentRecord]] | None = None
+        self.where = describe(client)
+
+    # ---- collections -------------------------------------------------------------------------------------------
+
+    def _cols(self):
+        """(chunks, library) collections, created on first use so that constructing a store never touches I/O."""
+        if self._collections is None:
+            chunks = self._client.get_or_create_collection(
+                self._name, configuration=_COSINE, embedding_function=None,
+                metadata={"embedder": self._embedder.name, "dim": int(self._embedder.dim)})
+            self._check_embedder(chunks)
+            lib = self._client.get_or_create_collection(f"{self._name}-library", embedding_function=None)
+            self._collections = (chunks, lib)
+        return self._collections
+
+    def _forget(self) -> None:
+        """Drop cached collections and records, to look them up again (after a deletion elsewhere)."""
+        self._collections = None
+        self._records_cache = None
+
+    def _check_embedder(self, chunks) -> None:
+        stored = (chunks.metadata or {}).get("embedder")
+        if stored == self._embedder.name:
+            return
+        if stored and chunks.count() > 0:
+            raise StoreError(f"the index at {self.where} holds vectors from {stored}, not {self._embedder.name}: "
+                             f"clear the library (or use {stored}) before adding documents")
+        chunks.modify(metadata={"embedder": self._embedder.name, "dim": int(self._embedder.dim)})
+
+    def _step(self) -> int:
+        if self._max_batch is None:
+            self._max_batch = int(self._client.get_max_batch_size())
+        return min(self._batch_size or self._max_batch, self._max_batch)
+
+    # ---- writing -----------------------------------------------------------------------------------------------
+
+    @_guarded
+    def add_document(self, parsed: ParsedDocument, progress: Progress | None = None) -> DocumentRecord:
+        """Embed and store every chunk of `parsed`, batch by batch; return its "ready" library record.
+
+        Adding a document already complete in the store re-embeds nothing; chunks stored for this doc_id that
+        `parsed` no longer has (say, after a change of chunking) are removed. On any failure, what was written
+        for this doc_id is removed before the exception propagates.
+        """
+        chunks = list({c.id: c for c in reversed(parsed.chunks)}.values())[::-1]  # first of duplicate ids wins
+        chunks_col, lib = self._cols()
+        existing = library.get_record(lib, parsed.doc_id)
+        stored = set(sweep.chunk_ids_of(chunks_col, parsed.doc_id))
+        new_ids = {c.id for c in chunks}
+        if existing is not None and existing.status == READY and existing.chunks == len(chunks) and stored == new_ids:
+            return existing
+        # Milliseconds: Chroma's embedded storage keeps ~15 significant digits, and a record read back must
+        # equal the one returned here.
+        record = dataclasses.replace(record_for(parsed, round(time.time(), 3)), chunks=len(chunks))
+        try:
+            library.put_record(lib, record)
+            sweep.delete_ids(chunks_col, sorted(stored - new_ids), self._step())
+            self._write_chunks(chunks_col, chunks, progress)
+            ready = dataclasses.replace(record, status=READY)
+            library.put_record(lib, ready)
+        except BaseException:
+            self._undo(parsed.doc_id)
+            raise
+        library.bump_generation(lib)
+        return ready
+
+    def _write_chunks(self, chunks_col, chunks: list[Chunk], progress: Progress | None) -> None:
+        total, step = len(chunks), self._step()
+        report = _progress_reporter(progress, total)
+        for start in range(0, total, step):
+            batch = chunks[start:start + step]
+            vectors = self._embedder.embed([c.index_text for c in batch], progress=lambda d, _t, s=start: report(s + d))
+            vectors = np.asarray(vectors, dtype=np.float32)
+            if vectors.shape != (len(batch), self._embedder.dim):
+                raise StoreError(f"embedder {self._embedder.name} returned shape {vectors.shape} "
+                                 f"for {len(batch)} texts; expected ({len(batch)}, {self._embedder.dim})")
+            chunks_col.upsert(ids=[c.id for c in batch], embeddings=vectors, documents=[c.text for c in batch],
+                              metadatas=[chunk_to_metadata(c) for c in batch])
+            report(start + len(batch))
+
+    def _undo(self, doc_id: str) -> None:
+        """Remove a failed add's traces; if even that fails, recover() sweeps the "indexing" record later."""
+        try:
+            chunks_col, lib = self._cols()
+            sweep.remove_document(chunks_col, lib, doc_id, self._step())
+        except Exception as cleanup_error:  # the add's own exception is the one the caller must see
+            log.warning("could not remove the partly indexed document %s (recover() will): %s", doc_id, cleanup_error)
+
+    @_guarded
+    def delete_document(self, doc_id: str) -> int:
+        """Remove a document's record and chunks; return how many chunks were removed (0 when unknown)."""
+        chunks_col, lib = self._cols()
+        removed = sweep.remove_document(chunks_col, lib, doc_id, self._step())
+        if removed is None:
+            return 0
+        library.bump_generation(lib)
+        return removed
+
+    @_guarded
+    def clear(self) -> None:
+        """Remove every document and chunk (the generation keeps growing, so other processes see the change)."""
+        _chunks_col, lib = self._cols()
+        try:
+            self._client.delete_collection(self._name)
+        except NotFoundError:
+            log.info("chunk collection %s was already gone at %s", self._name, self.where)
+        self._forget()
+        library.remove_records(lib, [r.doc_id for r in library.all_records(lib)])
+        library.bump_generation(self._cols()[1])
+
+    # ---- reading -----------------------------------------------------------------------------------------------
+
+    def _records(self) -> list[DocumentRecord]:
+        """Every record, re-read only when the generation moved (100 records cost ~7 ms, the generation
+        ~0.5 ms). The generation is read first, so a write racing the read leaves a stale key that the next
+        call notices."""
+        lib = self._cols()[1]
+        generation = library.read_generation(lib)
+        cached = self._records_cache
+        if cached is None or cached[0] != generation:
+            cached = (generation, library.all_records(lib))
+            self._records_cache = cached
+        return cached[1]
+
+    def _ready(self) -> list[DocumentRecord]:
+        return [r for r in self._records() if r.status == READY]
+
+    @_guarded
+    def documents(self) -> list[DocumentRecord]:
+        """Ready documents, sorted by file name (then by when they were added)."""
+        return sorted(self._ready(), key=lambda r: (r.file_name.lower(), r.file_name, r.added_at))
+
+    @_guarded
+    def get_document(self, doc_id: str) -> DocumentRecord | None:
+        """The record of `doc_id` whatever its status ("indexing" or "ready"), or None."""
+        return library.get_record(self._cols()[1], doc_id)
+
+    @_guarded
+    def find_by_name(self, file_name: str) -> list[DocumentRecord]:
+        """Ready documents called exactly `file_name`, newest first."""
+        found = [r for r in self._ready() if r.file_name == file_name]
+        return sorted(found, key=lambda r: r.added_at, reverse=True)
+
+    @_guarded
+    def count(self) -> int:
+        """Chunks of ready documents."""
+        return sum(r.chunks for r in self._ready())
+
+    @_guarded
+    def generation(self) -> int:
+        """A number that changes with every completed add, delete or clear, in this process or any other.
+
+        It only grows within one writer; compare it for equality, not order, across processes."""
+        return library.read_generation(self._cols()[1])
+
+    def _ready_ids(self) -> set[str]:
+        return {r.doc_id for r in self._ready()}
+
+    @_guarded
+    def chunk_ids(self) -> list[str]:
+        """Ids of every stored chunk of a ready document."""
+        ready, chunks_col = self._ready(), self._cols()[0]
+        if not ready:
+            return []
+        if sum(r.chunks for r in ready) == chunks_col.count():
+            # Nothing but ready documents' chunks is stored: one call for every id (~0.5 s at 100k chunks).
+            return chunks_col.get(include=[])["ids"]
+        return chunks_col.get(where=sweep.doc_where(sorted(r.doc_id for r in ready)), include=[])["ids"]
+
+    def iter_chunks(self, batch: int = 2000) -> Iterator[Chunk]:
+        """Every stored chunk of a ready document, rebuilt as Chunk, fetched `batch` at a time.
+
+        A write during the iteration may be missed or half seen: a caller building an index from this compares
+        generation() before and after.
+
+        Raises:
+            ValueError: batch < 1.
+        """
+        if batch < 1:
+            raise ValueError(f"batch must be at least 1, got {batch}")
+        with reaching(self.where):
+            ready = self._ready_ids()
+            include = ["documents", "metadatas"]
+            pages = sweep.pages(self._cols()[0], include, min(batch, self._step())) if ready else iter(())
+        while True:
+            with reaching(self.where):
+                got = next(pages, None)
+            if got is None:
+                return
+            for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
+                if meta["doc_id"] in ready:
+                    yield chunk_from_stored(cid, text, meta)
+
+    @_guarded
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked; ids not stored (or of unready documents) are skipped."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        ready, step, found = self._ready_ids(), self._step(), {}
+        for start in range(0, len(wanted), step):
+            got = self._cols()[0].get(ids=wanted[start:start + step], include=["documents", "metadatas"])
+            for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
+                if meta["doc_id"] in ready:
+                    found[cid] = chunk_from_stored(cid, text, meta)
+        return [found[i] for i in ids if i in found]
+
+    @_guarded
+    def query(self, vector: np.ndarray, n: int, filters: ChunkFilter | None = None) -> list[tuple[Chunk, float]]:
+        """The `n` chunks nearest to `vector` as (chunk, cosine similarity), best first; [] when nothing matches.
+
+        Raises:
+            ValueError: `vector` does not have the embedder's dimension.
+        """
+        vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != self._embedder.dim:
+            raise ValueError(f"query vector has {vector.shape[0]} dimensions; the embedder makes {self._embedder.dim}")
+        if n <= 0:
+            return []
+        return nearest(self._cols()[0], self._records(), vector, n, filters)
+
+    # ---- repair ------------------------------------------------------------------------------------------------
+
+    @_guarded
+    def recover(self) -> list[str]:
+        """Sweep what an interrupted process left: half-indexed documents, chunks without a record, damaged
+        documents, and older duplicates of a file name (the newest stays). Returns one message per repair."""
+        chunks_col, lib = self._cols()
+        messages = sweep.repair(chunks_col, lib, self._step())
+        if messages:
+            library.bump_generation(lib)
+        return messages
+
+
+def _progress_reporter(progress: Progress | None, total: int) -> Callable[[int], None]:
+    """progress("embedding", done, total), called only when `done` moved, so a bar never sees repeats."""
+    last = [-1]
+
+    def report(done: int) -> None:
+        done = min(done, total)
+        if progress is not None and done != last[0]:
+            last[0] = done
+            progress("embedding", done, total)
+
+    return report
