@@ -1,0 +1,194 @@
+"""What the app shows under an answer, built as strings: source cards, the reasoning, the answer's caption.
+
+Pure functions over an AnswerResult (agentic_rag.types) and its Hits; no streamlit. HTML goes out only through
+`ui_helpers.highlight_html` (escaped first) and Markdown only through `ui_helpers.md_text` or `md_safe`, so document text and
+model output are always shown as text.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+
+import source_viewer as sv
+import ui_helpers as ui
+
+VERDICT_COLOUR = {"supported": "green", "partial": "orange", "unsupported": "red"}
+STEP_TITLES = {"analyze": "Analyse", "decompose": "Decompose", "retrieve": "Retrieve", "synthesize": "Synthesise",
+               "verify": "Verify"}
+
+SOURCE_CSS = """<style>
+.docagent-source{border:1px solid #e3e6ee;border-radius:.5rem;padding:.6rem .8rem;margin:0 0 .6rem 0;
+  background:#fbfcfe;font-size:.92rem;line-height:1.45}
+.docagent-source .head{font-weight:600;margin-bottom:.25rem}
+.docagent-source .n{display:inline-block;min-width:1.6rem;color:#3b5bdb}
+.docagent-source .where{color:#555;font-weight:400}
+.docagent-source .text{white-space:pre-wrap;word-break:break-word;color:#222}
+.docagent-source .text.neighbour{color:#777}
+.docagent-source mark{background:#ffe066;padding:0 .1em;border-radius:.15em}
+.docagent-source .scores{color:#777;font-size:.8rem;margin-top:.3rem}
+.docagent-source table{border-collapse:collapse;margin:.3rem 0;white-space:normal;font-size:.85rem}
+.docagent-source th,.docagent-source td{border:1px solid #e3e6ee;padding:.15rem .5rem;text-align:left}
+.docagent-source th{background:#f1f3f8}
+</style>"""
+
+
+location_label = ui.location_label  # re-exported: the app reads places through this module
+
+
+def all_hits(answer) -> list:
+    """Every Hit the answer's retrievals returned, best first per sub-question, each chunk once."""
+    seen: dict[str, object] = {}
+    for _, hits in getattr(answer, "sub_hits", ()) or ():
+        for hit in hits:
+            seen.setdefault(hit.chunk.id, hit)
+    for coverage in getattr(answer, "coverage", ()) or ():
+        if coverage.hit is not None:
+            seen.setdefault(coverage.hit.chunk.id, coverage.hit)
+    return list(seen.values())
+
+
+def hit_for_citation(citation, hits: Iterable):
+    """The retrieved Hit a citation quotes: same document and place, and its text starts the same way.
+
+    The context builder may cut a long passage to fit the budget, so the citation's text can be a prefix of
+    the chunk's. Returns None when no hit matches (e.g. the answer came from an older engine).
+    """
+    head = " ".join(citation.text.split())[:80]
+    fallback = None
+    for hit in hits:
+        chunk = hit.chunk
+        if chunk.doc_id != citation.doc_id or chunk.location != citation.location:
+            continue
+        if " ".join(chunk.text.split()).startswith(head):
+            return hit
+        fallback = fallback or hit
+    return fallback
+
+
+def source_card_html(citation, hit, terms: Sequence[str], neighbours: Sequence = (), head: bool = True) -> str:
+    """One source as HTML: number, file and place, the passage with matched words marked, its scores.
+
+    `neighbours` (chunks before/after, in order, the cited one included) are shown greyed around it;
+    `head=False` leaves out the number-and-place line (the viewer shows it above the card).
+    Everything from the document is escaped by highlight_html before the marks are added.
+    """
+    where = location_label(citation.location)
+    title = (f'<div class="head"><span class="n">[{int(citation.n)}]</span>{html.escape(citation.file)}'
+             + (f' <span class="where">· {html.escape(where)}</span>' if where else "") + "</div>")
+    body = []
+    cited_id = hit.chunk.id if hit is not None else None
+    for chunk in neighbours:
+        if chunk.id == cited_id:
+            body.append(_passage(citation.text, terms))
+        else:
+            body.append(f'<div class="text neighbour">{html.escape(chunk.text)}</div>')
+    if not body:
+        body.append(_passage(citation.text, terms))
+    scores = f'<div class="scores">{html.escape(ui.scores_text(hit))}</div>' if hit is not None else ""
+    return f'<div class="docagent-source">{title if head else ""}{"".join(body)}{scores}</div>'
+
+
+def _passage(text: str, terms: Sequence[str]) -> str:
+    """The passage as escaped, highlighted HTML; Markdown pipe tables (how sheets are indexed) become tables."""
+    parts = []
+    for is_table, block in _blocks(text):
+        table = sv.markdown_table(block) if is_table else None
+        parts.append(_table_html(table, terms) if table is not None else ui.highlight_html(block, terms))
+    return f'<div class="text">{"".join(parts)}</div>'
+
+
+def _blocks(text: str) -> list[tuple[bool, str]]:
+    """Runs of consecutive lines, each flagged True when its lines are pipe-table rows."""
+    blocks: list[tuple[bool, list[str]]] = []
+    for line in text.splitlines(keepends=True):
+        is_table = line.lstrip().startswith("|")
+        if blocks and blocks[-1][0] == is_table:
+            blocks[-1][1].append(line)
+        else:
+            blocks.append((is_table, [line]))
+    return [(is_table, "".join(lines)) for is_table, lines in blocks]
+
+
+def _table_html(table, terms: Sequence[str]) -> str:
+    head = "".join(f"<th>{ui.highlight_html(c, terms)}</th>" for c in table.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{ui.highlight_html(c, terms)}</td>" for c in row) + "</tr>"
+                   for row in table.rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def answer_caption(answer) -> str:
+    """'Gemini · confidence 82 % (verified claims) · 4.1 s · 3 LLM calls · 2,345 tokens' (Markdown-safe)."""
+    mode = "Gemini" if answer.mode == "gemini" else "Offline (extractive)"
+    parts = [mode, f"confidence {answer.confidence:.0%} ({getattr(answer, 'confidence_basis', '')})".replace(" ()", "")]
+    parts.append(ui.format_seconds(answer.seconds))
+    usage = answer.usage
+    if usage.llm_calls:
+        parts.append(ui.plural(usage.llm_calls, "LLM call"))
+        parts.append(f"{usage.input_tokens + usage.output_tokens:,} tokens")
+    return ui.md_text(" · ".join(parts))
+
+
+def analysis_markdown(answer) -> str:
+    """The analysis step: the question as understood, its type and key concepts."""
+    analysis = getattr(answer, "analysis", None)
+    if analysis is None:
+        return "_No analysis recorded._"
+    lines = [f"**Understood as:** {ui.md_text(analysis.standalone)}",
+             f"**Type:** {analysis.question_type} · **complexity:** {analysis.complexity}"
+             f" · **by:** {analysis.source}"]
+    if analysis.key_concepts:
+        lines.append("**Key concepts:** " + ", ".join(ui.md_text(c) for c in analysis.key_concepts))
+    if analysis.intent:
+        lines.append(f"**Intent:** {ui.md_text(analysis.intent)}")
+    return "  \n".join(lines)
+
+
+def retrieval_markdown(answer, top: int = 3) -> str:
+    """Per sub-question: how many passages came back, by which strategy, and the best few."""
+    sub_hits = getattr(answer, "sub_hits", ()) or ()
+    if not sub_hits:
+        return "_No retrieval recorded._"
+    blocks = []
+    for i, (question, hits) in enumerate(sub_hits, start=1):
+        strategies = sorted({h.strategy for h in hits})
+        lines = [f"{i}. **{ui.md_text(question)}** — {ui.plural(len(hits), 'passage')}"
+                 + (f" ({', '.join(strategies)})" if strategies else "")]
+        for hit in hits[:top]:
+            where = hit.chunk.location.label()
+            lines.append(f"    - {ui.md_text(hit.chunk.file_name)}{' · ' + ui.md_text(where) if where else ''} — "
+                         f"{ui.md_text(ui.scores_text(hit))}")
+        blocks.append("\n".join(lines))
+    coverage = getattr(answer, "coverage", ()) or ()
+    if coverage:
+        mentioned = sum(1 for c in coverage if c.mentioned)
+        blocks.append(f"Checked every document: {mentioned} of {len(coverage)} mention it.")
+    return "\n".join(blocks)
+
+
+def claims_markdown(answer) -> str:
+    """One line per verified claim with a coloured verdict badge, then the computed confidence."""
+    claims = getattr(answer, "claims", ()) or ()
+    if not claims:
+        return "_Verification was off or there was nothing to check._"
+    lines = []
+    for claim in claims:
+        colour = VERDICT_COLOUR.get(claim.verdict, "gray")
+        marks = "".join(f"[{n}]" for n in claim.citations)
+        reason = f" — _{ui.md_text(claim.reason)}_" if getattr(claim, "reason", "") else ""
+        lines.append(f"- :{colour}-badge[{claim.verdict}] {ui.md_safe(claim.text)} {marks}{reason}".rstrip())
+    lines.append(f"\n**Confidence:** {answer.confidence:.0%} "
+                 f"({ui.md_text(getattr(answer, 'confidence_basis', '') or 'computed from the claims')})")
+    return "\n".join(lines)
+
+
+def trace_rows(trace: Sequence[dict]) -> list[dict]:
+    """The step table: step, what it did, seconds, LLM calls, tokens."""
+    rows = []
+    for entry in trace:
+        tokens = int(entry.get("input_tokens", 0) or 0) + int(entry.get("output_tokens", 0) or 0)
+        rows.append({"step": STEP_TITLES.get(entry.get("step", ""), entry.get("step", "?")),
+                     "what happened": str(entry.get("summary", "")),
+                     "seconds": round(float(entry.get("seconds", 0) or 0), 2),
+                     "LLM calls": int(entry.get("llm_calls", 0) or 0), "tokens": tokens})
+    return rows

@@ -1,0 +1,542 @@
+"""Docagent's web page: a document library in the sidebar, a chat with cited answers and the agent's reasoning.
+
+Run with `streamlit run app.py` (or `make run`). This is the composition root: it builds the real Chroma client
+(client_from_env), the ONNX embedder, the KnowledgeBase and the agent (Gemini when a key is given and offline is
+off, else the offline extractive brain). Environment (app_runtime.AppConfig): DOCAGENT_DATA_DIR (default
+./data), DOCAGENT_MODEL_DIR, GOOGLE_API_KEY, CHROMA_HOST/PORT/SSL, DOCAGENT_FAKE_EMBEDDER=1 (tests),
+DOCAGENT_GEMINI_BASE_URL (a local Gemini stub).
+
+UI only: the page is drawn before anything heavy is imported; heavy objects live in st.cache_resource (shared by
+all browser tabs of this server), the conversation in st.session_state (one per tab). Every failure becomes a
+short message where it happened (the file's line, the answer's warning), never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from pathlib import Path
+
+import streamlit as st
+
+import answer_view as av
+import app_runtime as rt
+import source_viewer as sv
+import ui_helpers as ui
+
+log = logging.getLogger("docagent.app")
+# Material icons, not emoji: a server or kiosk browser without an emoji font shows emoji as empty boxes.
+STATUS_ICON = {"indexed": ":green[:material/check_circle:]", "replaced": ":blue[:material/sync:]",
+               "duplicate": ":gray[:material/content_copy:]", "failed": ":red[:material/error:]"}
+
+
+# ---- heavy objects: once per server process, built on first use ----------------------------------------------
+
+@st.cache_resource(show_spinner=False)
+def load_embedder(model_dir: str, fake: bool):
+    """The embedding model, shared by every session (it is read-only)."""
+    if fake:
+        return rt.HashingEmbedder()
+    from vector_db import OnnxEmbedder
+
+    return OnnxEmbedder(Path(model_dir))
+
+
+@st.cache_resource(show_spinner=False)
+def load_knowledge_base(data_dir: str, model_dir: str, fake: bool):
+    """Store + BM25 behind one KnowledgeBase (built as the CLI builds it); it serialises all sessions' writes."""
+    from document_processor import warm_up
+    from wiring import open_knowledge_base
+
+    warm_up(rt.main_script_imports(sys.modules["__main__"], sys.modules))  # parse children start in ms, not seconds
+    return open_knowledge_base(Path(data_dir), embedder=load_embedder(model_dir, fake))
+
+
+@st.cache_resource(show_spinner=False)
+def offline_agent(data_dir: str, model_dir: str, fake: bool):
+    """The offline extractive agent; it holds no per-user state, so all sessions share it."""
+    from agentic_rag import OfflineBrain, build_agent
+
+    embedder = load_embedder(model_dir, fake)
+    kb = load_knowledge_base(data_dir, model_dir, fake)
+    return build_agent(OfflineBrain(embedder), kb.retriever, embedder=embedder)
+
+
+def resources(cfg: rt.AppConfig) -> tuple[str, str, bool]:
+    """The cache key of the shared objects: data dir, model dir, fake embedder or not."""
+    return str(cfg.data_dir), str(cfg.models), cfg.fake_embedder
+
+
+def session_agent(cfg: rt.AppConfig, settings: rt.Settings):
+    """This session's agent: a Gemini one is built per session (the key is the user's), the offline one shared."""
+    if settings.mode == "offline":
+        return offline_agent(*resources(cfg))
+    signature = (settings.model, rt.key_fingerprint(settings.api_key), cfg.gemini_base_url)
+    cached = st.session_state.get("gemini_agent")
+    if cached and cached[0] == signature:
+        return cached[1]
+    from agentic_rag import build_agent, make_gemini_brain
+
+    embedder = load_embedder(str(cfg.models), cfg.fake_embedder)
+    brain = make_gemini_brain(settings.api_key, model=settings.model, base_url=cfg.gemini_base_url)
+    kb = load_knowledge_base(*resources(cfg))
+    agent = build_agent(brain, kb.retriever, embedder=embedder)
+    st.session_state.gemini_agent = (signature, agent)
+    return agent
+
+
+def library_errors() -> tuple[type[BaseException], ...]:
+    """What a library operation may raise besides a bad file; imported late (vector_db pulls in chromadb)."""
+    from vector_db import StoreError
+
+    return (StoreError, OSError, ValueError)
+
+
+# ---- sidebar ---------------------------------------------------------------------------------------------------
+
+def init_session() -> None:
+    """Per-tab state: the conversation, which uploads were processed, the last batch's result lines."""
+    for key, value in (("messages", []), ("seen_uploads", set()), ("ingest_log", []), ("uploader_key", 0),
+                       ("confirm_clear", False), ("notice", None)):
+        st.session_state.setdefault(key, value)
+
+
+def settings_panel(cfg: rt.AppConfig) -> rt.Settings:
+    """Retrieval, verification and Gemini settings; the key field only when the environment has none."""
+    with st.expander("Settings", icon=":material/tune:"):
+        strategy = st.selectbox("Retrieval strategy", list(rt.STRATEGY_LABELS), format_func=rt.STRATEGY_LABELS.get,
+                                key="strategy")
+        k = st.slider("Sources per question", 3, 15, 8, key="k")
+        verify = st.toggle("Verify every claim against its sources", True, key="verify")
+        offline = st.toggle("Offline mode (extractive, no Gemini)", False, key="offline")
+        model = st.selectbox("Gemini model", rt.GEMINI_MODELS, key="model", disabled=offline)
+        if cfg.env_key:
+            st.caption("Gemini key: taken from the environment.")
+            key = cfg.env_key
+        else:
+            key = st.text_input("Gemini API key", type="password", key="gemini_key", disabled=offline,
+                                help="Kept in this browser tab only: never saved, logged or exported.")
+    return rt.Settings(strategy=strategy, k=k, verify=verify, model=model, api_key=key.strip(), offline=offline)
+
+
+def upload_widget():
+    """The drag-and-drop zone; a new key after each batch empties it."""
+    from document_processor import SUPPORTED_SUFFIXES  # light: the parsers load on the first parse
+
+    return st.file_uploader(
+        f"Add documents (up to {ui.MAX_UPLOAD_MB} MB each)", type=list(SUPPORTED_SUFFIXES), accept_multiple_files=True,
+        key=f"uploader_{st.session_state.uploader_key}",
+        help="PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text and Markdown files.")
+
+
+def ingest_uploads(kb, uploads, last_batch) -> None:
+    """Index each upload not seen before: every file gets a line, a live progress bar while it is indexed, then
+    its result; once the batch is done the uploader is emptied and the page redrawn with the new library."""
+    fresh = [u for u in uploads or () if u.file_id not in st.session_state.seen_uploads]
+    if not fresh:
+        return
+    with last_batch.container():  # in place of the previous batch's lines, where this batch's lines will stay
+        slots = [st.empty() for _ in fresh]
+    for upload, slot in zip(fresh, slots, strict=True):
+        slot.progress(0.0, text=f"{ui.md_text(upload.name)} — waiting")
+    lines = []
+    for upload, slot in zip(fresh, slots, strict=True):
+        status, line = ingest_one(kb, upload, slot)
+        slot.markdown(f"{STATUS_ICON.get(status, '')} {line}")
+        lines.append((status, line))
+        st.session_state.seen_uploads.add(upload.file_id)  # after the file, so an interrupted one is redone
+    st.session_state.ingest_log = lines
+    st.session_state.uploader_key += 1
+    st.rerun()
+
+
+def ingest_one(kb, upload, slot) -> tuple[str, str]:
+    """One file through KnowledgeBase.ingest_bytes, its stages drawn on a progress bar in `slot`."""
+    estimate = ui.ProgressEstimate(upload.name)
+    slot.progress(0.0, text=f"{ui.md_text(upload.name)} — reading")
+
+    def progress(file_name, stage, done, total):
+        fraction, label = estimate.update(stage, done, total)
+        slot.progress(fraction, text=ui.md_text(label))
+
+    try:
+        return ui.result_line(kb.ingest_bytes(upload.getvalue(), upload.name, progress=progress))
+    except Exception as error:  # a bad file comes back as "failed"; this is the library or a bug: logged, shown
+        log.exception("indexing %s failed", upload.name)
+        return "failed", f"**{ui.md_text(upload.name)}** — failed: {ui.md_text(ui.error_reason(error))}"
+
+
+def show_ingest_log() -> None:
+    """The result line of each file of the last batch."""
+    for status, line in st.session_state.ingest_log:
+        st.markdown(f"{STATUS_ICON.get(status, '')} {line}")
+
+
+def document_list(kb) -> tuple[tuple[str, ...], int]:
+    """The library with a tick box per document (scope) and a delete button; returns (ticked ids, count)."""
+    docs = kb.documents()
+    if not docs:
+        st.info("No documents yet. Drop PDF, Word, PowerPoint, Excel, CSV, text or Markdown files above.",
+                icon=":material/upload_file:")
+        return (), 0
+    st.caption(f"{ui.plural(len(docs), 'document')} — tick some to ask only about them")
+    ticked = []
+    for rec in docs:
+        left, right = st.columns([0.84, 0.16], vertical_alignment="top")
+        title = rec.title if rec.title and rec.title not in (rec.file_name, Path(rec.file_name).stem) else None
+        if left.checkbox(ui.md_text(rec.file_name), key=f"scope_{rec.doc_id}", help=title):
+            ticked.append(rec.doc_id)
+        left.caption(ui.document_caption(rec) + (" · indexing…" if rec.status != "ready" else ""))
+        right.button("", icon=":material/delete:", key=f"delete_{rec.doc_id}", help=f"Delete {rec.file_name}",
+                     on_click=delete_document, args=(kb, rec.doc_id, rec.file_name))
+    clear_library_controls(kb, len(docs))
+    return tuple(ticked), len(docs)
+
+
+def delete_document(kb, doc_id: str, name: str) -> None:
+    """Button callback: remove one document; the outcome shows as a notice on the next draw."""
+    try:
+        kb.delete(doc_id)
+    except library_errors() as error:
+        st.session_state.notice = ("error", f"Could not delete {name}: {error}")
+        return
+    st.session_state.pop(f"scope_{doc_id}", None)
+    st.session_state.notice = ("success", f"Deleted {name}.")
+
+
+def clear_library_controls(kb, count: int) -> None:
+    """'Clear library' asks for confirmation before deleting everything."""
+    if not st.session_state.confirm_clear:
+        st.button("Clear library", icon=":material/delete_sweep:", key="clear", on_click=_set_confirm, args=(True,))
+        return
+    st.warning(f"Delete all {ui.plural(count, 'document')} from the library? This cannot be undone.")
+    yes, no = st.columns(2)
+    yes.button("Delete all", type="primary", key="clear_yes", on_click=clear_library, args=(kb,))
+    no.button("Cancel", key="clear_cancel", on_click=_set_confirm, args=(False,))
+
+
+def _set_confirm(value: bool) -> None:
+    st.session_state.confirm_clear = value
+
+
+def clear_library(kb) -> None:
+    """Button callback: empty the library (after the confirmation)."""
+    st.session_state.confirm_clear = False
+    try:
+        kb.clear()
+    except library_errors() as error:
+        st.session_state.notice = ("error", f"Could not clear the library: {error}")
+        return
+    for key in [k for k in st.session_state if str(k).startswith("scope_")]:
+        del st.session_state[key]
+    st.session_state.notice = ("success", "The library is empty.")
+
+
+def show_notice() -> None:
+    notice = st.session_state.notice
+    if notice:
+        kind, text = notice
+        (st.error if kind == "error" else st.success)(ui.md_text(text))
+        st.session_state.notice = None
+
+
+# ---- main area -------------------------------------------------------------------------------------------------
+
+def header(settings: rt.Settings, cfg: rt.AppConfig) -> None:
+    """Title, the mode badge (always visible) and, without a key, the offline banner."""
+    st.title("Docagent", anchor=False)
+    if settings.mode == "gemini":
+        st.badge(settings.mode_label(), icon=":material/auto_awesome:", color="blue")
+    else:
+        st.badge(settings.mode_label(), icon=":material/cloud_off:", color="orange")
+    if not settings.api_key and not settings.offline:
+        where = "the Settings in the sidebar" if not cfg.env_key else "GOOGLE_API_KEY"
+        st.info(f"**Offline mode** — answers quote the best passages of your documents word for word. "
+                f"Add a Gemini key in {where} for written answers.", icon=":material/info:")
+
+
+def empty_state(has_docs: bool) -> None:
+    """What the app does, and example questions (clickable once there is something to ask about)."""
+    st.markdown("Ask questions about your PDFs, Word, PowerPoint, Excel/CSV and text files. Every answer cites "
+                "the page, slide, sheet cells or paragraph it came from, and shows how the agent reasoned: "
+                "**analyse → decompose → retrieve → synthesise → verify**.")
+    if not has_docs:
+        st.info("Add documents in the sidebar to get started: drag files onto the upload box.",
+                icon=":material/arrow_back:")
+    st.caption("Try one of these:")
+    for i, question in enumerate(ui.EXAMPLE_QUESTIONS):
+        st.button(question, key=f"example_{i}", disabled=not has_docs, icon=":material/chat_bubble:",
+                  on_click=_set_pending, args=(question,))
+
+
+def _set_pending(question: str) -> None:
+    st.session_state.pending_question = question
+
+
+def conversation_controls(settings: rt.Settings) -> None:
+    """New chat (keeps the library) and the Markdown export."""
+    with st.container(horizontal=True):
+        st.button("New chat", icon=":material/add_comment:", key="new_chat", on_click=_new_chat)
+        st.download_button("Export (Markdown)", icon=":material/download:", mime="text/markdown",
+                           data=ui.conversation_markdown(st.session_state.messages, settings.mode_label()),
+                           file_name=ui.export_file_name(), on_click="ignore")
+
+
+def _new_chat() -> None:
+    st.session_state.messages = []
+
+
+def ask(kb, cfg: rt.AppConfig, settings: rt.Settings, question: str, scope: tuple[str, ...]) -> None:
+    """Run the agent on one question, showing its steps live and streaming the answer, then keep it in history."""
+    history = ui.chat_history(st.session_state.messages)
+    st.session_state.messages.append({"role": "user", "content": question})
+    with st.chat_message("user"):
+        st.markdown(ui.md_text(question))
+    with st.chat_message("assistant"):
+        status = st.status("Thinking…", expanded=True)
+        answer_box = st.empty()
+        message = run_agent(cfg, settings, question, history, scope, status, answer_box)
+        st.session_state.messages.append(message)
+        if message.get("result"):
+            answer_box.empty()
+            render_answer(len(st.session_state.messages) - 1, message, kb)
+
+
+def run_agent(cfg, settings, question, history, scope, status, answer_box) -> dict:
+    """The agent call on a worker thread; its events redraw the status box and the streamed answer here."""
+    from advanced_retrieval import Filters
+
+    started, live = time.monotonic(), ui.LiveAnswer()
+    try:
+        agent = session_agent(cfg, settings)
+    except (ValueError, ImportError, *library_errors()) as error:
+        return _failed(status, f"The engine could not start: {error}")
+    filters = Filters(doc_ids=scope) if scope else None
+    call = rt.BackgroundCall(lambda post: agent.ask(
+        question, history=history, filters=filters, strategy=settings.strategy, k=settings.k,
+        verify=settings.verify, on_event=lambda step, entry: post(("event", step, entry)),
+        on_token=lambda text: post(("token", text))))
+    for event in call.events():
+        kind, text = live.apply(event)
+        if kind == "answer":
+            answer_box.markdown(text)
+        elif kind == "label":
+            status.update(label=text)
+        elif kind:
+            status.markdown(text)
+            if kind == "fallback":
+                answer_box.empty()
+    if call.error is not None:
+        log.error("question failed", exc_info=call.error)
+        return _failed(status, ui.error_reason(call.error))
+    result = call.result
+    status.update(label=f"Answered in {ui.format_seconds(time.monotonic() - started)}", state="complete",
+                  expanded=False)
+    return {"role": "assistant", "content": result.answer, "result": result.to_dict(), "answer": result,
+            "question": question}
+
+
+def _failed(status, reason: str) -> dict:
+    status.update(label="The question could not be answered", state="error", expanded=False)
+    st.error(ui.md_text(reason), icon=":material/error:")
+    return {"role": "assistant", "content": "", "error": reason, "result": None}
+
+
+def render_history(kb) -> None:
+    """Every earlier question and answer of this tab, redrawn from session state."""
+    for index, message in enumerate(st.session_state.messages):
+        with st.chat_message(message["role"]):
+            if message["role"] == "user":
+                st.markdown(ui.md_text(message["content"]))
+            elif message.get("error"):
+                st.error(ui.md_text(message["error"]), icon=":material/error:")
+            else:
+                render_answer(index, message, kb)
+
+
+def render_answer(index: int, message: dict, kb) -> None:
+    """The answer with its [n] markers, warnings, then Sources / Source viewer / Reasoning tabs."""
+    answer = message.get("answer")
+    st.markdown(ui.md_safe(message["content"]))
+    if answer is None:
+        return
+    st.caption(av.answer_caption(answer))
+    for warning in answer.warnings:
+        st.warning(ui.md_text(warning), icon=":material/warning:")
+    citations = answer.citations
+    sources, viewer, reasoning = st.tabs([f"Sources ({len(citations)})", "Source viewer", "Reasoning"])
+    hits = av.all_hits(answer)
+    terms = ui.query_terms(message.get("question", ""))
+    with sources:
+        if not citations:
+            st.caption("No passage was cited.")
+        st.html(av.SOURCE_CSS + "".join(
+            av.source_card_html(c, av.hit_for_citation(c, hits), terms) for c in citations))
+    with viewer:
+        source_viewer_tab(index, answer, hits, terms, kb)
+    with reasoning:
+        reasoning_tab(answer)
+
+
+def source_viewer_tab(index: int, answer, hits, terms, kb) -> None:
+    """Pick a cited source and see it in its document: page image, neighbours, slide, or cell range."""
+    if not answer.citations:
+        st.caption("No passage was cited.")
+        return
+    by_n = {c.n: c for c in answer.citations}
+    chosen = st.segmented_control("Source", list(by_n), format_func=lambda n: f"[{n}]", key=f"viewer_{index}",
+                                  default=next(iter(by_n)))
+    citation = by_n.get(chosen) or next(iter(by_n.values()))
+    where = av.location_label(citation.location)
+    st.markdown(f"**[{citation.n}] {ui.md_text(citation.file)}**" + (f" · {ui.md_text(where)}" if where else ""))
+    hit = av.hit_for_citation(citation, hits)
+    original = original_file(kb, citation.doc_id)
+    try:
+        show_in_document(citation, hit, original, terms, kb)
+    except (sv.SourceError, *library_errors()) as error:  # a damaged original or a lost store: show the text
+        log.warning("source viewer fell back to the passage text: %s", error)
+        st.caption(f"The original file cannot show this passage ({ui.md_text(str(error))}); here is its text.")
+        st.html(av.SOURCE_CSS + av.source_card_html(citation, hit, terms, head=False))
+
+
+def original_file(kb, doc_id: str) -> Path | None:
+    """The stored copy of the uploaded file, when the knowledge base keeps one."""
+    finder = getattr(kb, "original_path", None)
+    path = finder(doc_id) if finder is not None else None
+    return Path(path) if path is not None and Path(path).is_file() else None
+
+
+def show_in_document(citation, hit, original: Path | None, terms, kb) -> None:
+    """Draw the cited place from the original file when there is one, else from the stored chunks.
+
+    Raises sv.SourceError when the original exists but cannot show the place (the caller falls back).
+    """
+    kind = (hit.chunk.file_type if hit is not None else Path(citation.file).suffix.lstrip(".")).lower()
+    viewer = ORIGINAL_VIEWERS.get(kind)
+    if original is not None and viewer is not None and viewer(citation, original, terms):
+        return
+    table = sv.markdown_table(citation.text) if kind in ("xlsx", "csv") else None
+    if table is not None:
+        show_table(table)
+        return
+    chunks = document_chunks(kb, kb.store.where, citation.doc_id, kb.store.generation()) if hit else []
+    around = sv.neighbours(chunks, hit.chunk) if hit is not None else ()
+    st.html(av.SOURCE_CSS + av.source_card_html(citation, hit, terms, neighbours=around, head=False))
+
+
+def _pdf_page(citation, original: Path, terms) -> bool:
+    page = citation.location.page
+    if not page:
+        return False
+    image = rendered_page(str(original), original.stat().st_mtime, page, citation.text)
+    found = "highlighted" if image.highlighted_chars else "not found on the rendered page (see Sources)"
+    st.image(image.png, caption=f"Page {page} of {image.page_count} — the passage is {found}")
+    return True
+
+
+def _slide(citation, original: Path, terms) -> bool:
+    number = citation.location.slide
+    if not number:
+        return False
+    slide = sv.read_slide(original, number)
+    st.html(av.SOURCE_CSS + f'<div class="docagent-source"><div class="text">{ui.highlight_html(slide.text, terms)}'
+            "</div></div>")
+    st.markdown("**Speaker notes:** " + (ui.md_text(slide.notes) if slide.notes else "_none_"))
+    return True
+
+
+def _cells(citation, original: Path, terms) -> bool:
+    loc = citation.location
+    show_table(sv.read_cells(original, loc.sheet if original.suffix.lower() != ".csv" else None, loc.cells))
+    return True
+
+
+ORIGINAL_VIEWERS = {"pdf": _pdf_page, "pptx": _slide, "xlsx": _cells, "csv": _cells}
+
+
+def show_table(table: sv.Table) -> None:
+    st.dataframe({name: [row[i] for row in table.rows] for i, name in enumerate(table.columns)}, hide_index=True)
+    if table.truncated:
+        st.caption(f"Showing the first {len(table.rows)} rows of the range.")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def rendered_page(path: str, mtime: float, page: int, passage: str) -> sv.PageImage:
+    """A PDF page with the passage highlighted; cached, since every rerun redraws past answers."""
+    return sv.render_pdf_page(Path(path), page, passage)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def document_chunks(_kb, where: str, doc_id: str, generation: int) -> list:
+    """All stored chunks of one document (for a passage's neighbours), cached until the library changes.
+
+    The store has no per-document read, so this scans it once per document and library generation.
+    """
+    return [c for c in _kb.store.iter_chunks() if c.doc_id == doc_id]
+
+
+def reasoning_tab(answer) -> None:
+    """The five steps: analysis, sub-questions and what each retrieval found, synthesis, verified claims."""
+    st.markdown("##### Analysis")
+    st.markdown(av.analysis_markdown(answer))
+    st.markdown("##### Sub-questions and retrieval")
+    st.markdown(av.retrieval_markdown(answer))
+    st.markdown("##### Verification")
+    st.markdown(av.claims_markdown(answer))
+    st.markdown("##### Steps")
+    st.dataframe(av.trace_rows(answer.trace), hide_index=True)
+
+
+# ---- the page --------------------------------------------------------------------------------------------------
+
+def main() -> None:
+    """Draw the page: the cheap parts first, then the library (loaded once per process), then the chat."""
+    st.set_page_config(page_title="Docagent — ask your documents", page_icon=":material/menu_book:", layout="wide")
+    cfg = rt.AppConfig.from_env()
+    init_session()
+    with st.sidebar:
+        st.header("Library", anchor=False)
+        uploads = upload_widget()
+        last_batch = st.empty()  # the last batch's lines: progress bars while it runs, then its results
+        library_box = st.container()
+        settings = settings_panel(cfg)
+    header(settings, cfg)
+    with last_batch.container():
+        show_ingest_log()
+    with library_box:
+        kb = open_library(cfg)
+        show_notice()
+        scope, count = document_list(kb)
+    controls = st.container()  # filled last, so the first answer of a chat already gets them
+    question = st.chat_input("Ask about your documents" if count else "Add a document to start asking",
+                             disabled=not count) or st.session_state.pop("pending_question", None)
+    intro = st.empty()  # one slot: when a question arrives the intro goes at once instead of lingering faded
+    if not st.session_state.messages and not question:
+        with intro.container():
+            empty_state(count > 0)
+    render_history(kb)
+    if question and count:
+        ask(kb, cfg, settings, question, scope)
+    if st.session_state.messages:
+        with controls:
+            conversation_controls(settings)
+    ingest_uploads(kb, uploads, last_batch)  # last: the page is drawn and usable while files are indexed
+    offline_agent(*resources(cfg))  # imports LangGraph once the page is up, so the first question does not wait
+
+
+def open_library(cfg: rt.AppConfig):
+    """The shared KnowledgeBase; a store that cannot open stops the page with the reason."""
+    try:
+        with st.spinner("Opening the library (first start loads the embedding model)…"):
+            return load_knowledge_base(*resources(cfg))
+    except (ImportError, *library_errors()) as error:
+        log.error("cannot open the library", exc_info=error)
+        st.error(f"The library cannot be opened: {ui.md_text(str(error))}", icon=":material/error:")
+        st.stop()
+
+
+# Streamlit runs this file as __main__. The parser's worker processes re-run the main script as __mp_main__
+# (Python 3.11 forkserver): the guard keeps them from drawing the whole app again for every upload.
+if __name__ == "__main__":
+    main()

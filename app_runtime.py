@@ -1,0 +1,178 @@
+"""What the app needs at run time besides drawing: configuration, settings, a fake embedder, background calls.
+
+No streamlit here (app.py alone draws). AppConfig is read from the environment once per run, at the edge;
+Settings are one browser tab's sidebar choices. Neither repr shows the Gemini key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+GEMINI_MODELS = ("gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.5-pro")
+STRATEGY_LABELS = {"auto": "Auto (let the agent choose)", "hybrid": "Hybrid (vector + BM25)", "vector": "Vector",
+                   "bm25": "BM25 (keywords)"}
+_TRUE = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """What the app reads from the environment, once per run, at the edge.
+
+    DOCAGENT_DATA_DIR (default ./data) holds the index, the BM25 files and the exported ONNX model
+    (DOCAGENT_MODEL_DIR puts the model elsewhere, e.g. one cache shared by test runs); DOCAGENT_FAKE_EMBEDDER=1
+    swaps the ONNX model for HashingEmbedder (tests); GOOGLE_API_KEY or GEMINI_API_KEY enables Gemini;
+    DOCAGENT_GEMINI_BASE_URL points the Gemini client elsewhere (a local stub).
+    The key is excluded from repr so it never lands in a log line.
+    """
+
+    data_dir: Path
+    model_dir: Path | None = None
+    fake_embedder: bool = False
+    env_key: str = field(default="", repr=False)
+    gemini_base_url: str | None = None
+
+    @property
+    def models(self) -> Path:
+        """Where the exported embedding model is cached."""
+        return self.model_dir or self.data_dir / "models"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> AppConfig:
+        """The configuration described by `environ` (default: os.environ)."""
+        env = os.environ if environ is None else environ
+        return cls(
+            data_dir=Path(env.get("DOCAGENT_DATA_DIR") or "data").expanduser().resolve(),
+            model_dir=Path(env["DOCAGENT_MODEL_DIR"]).expanduser().resolve() if env.get("DOCAGENT_MODEL_DIR") else None,
+            fake_embedder=env.get("DOCAGENT_FAKE_EMBEDDER", "").strip().lower() in _TRUE,
+            env_key=(env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY") or "").strip(),
+            gemini_base_url=(env.get("DOCAGENT_GEMINI_BASE_URL") or "").strip() or None,
+        )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The sidebar settings of one browser session. The key is excluded from repr (never logged)."""
+
+    strategy: str = "auto"
+    k: int = 8
+    verify: bool = True
+    model: str = GEMINI_MODELS[0]
+    api_key: str = field(default="", repr=False)
+    offline: bool = False
+
+    @property
+    def mode(self) -> str:
+        """'gemini' when a key is set and offline is off, else 'offline'."""
+        return "gemini" if self.api_key and not self.offline else "offline"
+
+    def mode_label(self) -> str:
+        """'Gemini · gemini-2.5-flash' or 'Offline (extractive)'."""
+        return f"Gemini · {self.model}" if self.mode == "gemini" else "Offline (extractive)"
+
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-words hashing embedder for tests and demos without the ONNX model.
+
+    Same text, same unit vector; texts sharing words have a higher cosine. Selected by the app when
+    DOCAGENT_FAKE_EMBEDDER=1, so AppTest runs in seconds.
+    """
+
+    dim = 384
+    name = "hashing-384"
+
+    def _vector(self, text: str):
+        import numpy as np  # here, not at import: the first page of the app draws before numpy is needed
+
+        v = np.zeros(self.dim, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+            v[h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
+        norm = float(np.linalg.norm(v))
+        if norm == 0.0:
+            v[0] = 1.0  # a text with no words still needs a valid unit vector
+            return v
+        return v / norm
+
+    def embed(self, texts: Sequence[str], progress=None):
+        """(n, 384) float32 numpy array, L2-normalised; calls progress(done, total) once at the end."""
+        import numpy as np
+
+        out = np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        if progress is not None:
+            progress(len(texts), len(texts))
+        return out
+
+    def embed_query(self, text: str):
+        """(384,) float32 unit vector."""
+        return self._vector(text)
+
+
+class BackgroundCall:
+    """Run `fn(post)` on a worker thread and hand what it posts to the calling thread, in order.
+
+    The engine's callbacks may fire on LangGraph's worker threads, where Streamlit calls are lost; so the
+    callbacks only `post` events and the script thread drains them with `events()` and draws. An exception
+    in `fn` is kept in `.error` (never lost) for the caller to show.
+    """
+
+    def __init__(self, fn: Callable[[Callable[[object], None]], object]):
+        self._fn = fn
+        self._queue: queue.Queue = queue.Queue()
+        self.result: object = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="docagent-ask", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.result = self._fn(self._queue.put)
+        except Exception as error:  # handed to the script thread, which shows it
+            self.error = error
+
+    def events(self, poll: float = 0.05) -> Iterator[object]:
+        """Start the call and yield each posted event until the call has finished and all are drained."""
+        self._thread.start()
+        while True:
+            try:
+                yield self._queue.get(timeout=poll)
+            except queue.Empty:
+                if not self._thread.is_alive() and self._queue.empty():
+                    return
+
+
+def key_fingerprint(api_key: str) -> str:
+    """A short hash that tells two keys apart without keeping the key itself in a cache signature."""
+    return hashlib.sha256(api_key.encode()).hexdigest()[:12] if api_key else ""
+
+
+def main_script_imports(main_module, modules: Mapping[str, object]) -> tuple[str, ...]:
+    """Modules the main script's top level imported (e.g. `streamlit.web.cli` for the `streamlit` launcher).
+
+    The parser's fork-server children re-run the main script by path on Python 3.11 (preloading "__main__"
+    does not take there), so each uploaded file would import these again; preloading them in the server
+    (document_processor.warm_up) makes a child cost milliseconds instead of seconds. A `from X import f`
+    is traced to X by finding the loaded module that holds the very same object under that name.
+    """
+    names: list[str] = []
+    for attr, value in vars(main_module).items():
+        if attr.startswith("__"):
+            continue
+        if isinstance(value, type(os)):
+            found = value.__name__
+        elif callable(value):
+            # vars(), not getattr(): a module-level __getattr__ may import or warn on any name asked for
+            found = next((name for name, mod in list(modules.items())
+                          if mod is not main_module and name not in ("__main__", "__mp_main__")
+                          and getattr(mod, "__dict__", {}).get(attr) is value), None)
+        else:
+            continue
+        if found and found not in names:
+            names.append(found)
+    return tuple(names)

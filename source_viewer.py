@@ -1,0 +1,346 @@
+"""Show a cited passage where it stands in its original file: PDF page image, neighbours, slide, cell range.
+
+No streamlit here: each function returns plain data (PNG bytes, strings, rows) the app puts on the page.
+Every reader raises `SourceError` with a reason a person understands; the app then falls back to the
+chunk's own text, so a missing or damaged original never breaks an answer.
+"""
+
+from __future__ import annotations
+
+import csv
+import ctypes
+import io
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+WINDOW = 24  # normalised characters per search window when the whole passage is not found verbatim
+HIGHLIGHT_RGBA = (255, 214, 0, 90)  # translucent yellow, like a highlighter pen
+MAX_TABLE_ROWS = 200
+
+
+class SourceError(Exception):
+    """The original file cannot show this passage (missing, unreadable, page or sheet out of range)."""
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """A rendered PDF page: PNG bytes, its size in pixels, how many characters were highlighted."""
+
+    png: bytes
+    width: int
+    height: int
+    highlighted_chars: int
+    page_count: int
+
+
+def _normalise(text: str) -> tuple[str, list[int]]:
+    """Lower-cased letters and digits of `text` (NFKC, so ligatures match) and each one's source index.
+
+    Whitespace, hyphens and punctuation differ between extractors (pypdf vs pdfium, line-break hyphens),
+    so matching only letters and digits finds the same passage whichever library read it.
+    """
+    chars: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        for c in unicodedata.normalize("NFKC", ch).lower():
+            if c.isalnum():
+                chars.append(c)
+                origin.append(i)
+    return "".join(chars), origin
+
+
+def passage_char_indices(page_text: str, passage: str, window: int = WINDOW) -> list[int]:
+    """Indices into `page_text` covered by `passage`: the whole passage if found, else its matching windows.
+
+    Returns [] when nothing matches. Windows are consecutive `window`-character slices of the normalised
+    passage; a chunk that runs onto the next page or was cleaned by the parser still lights up what is here.
+    """
+    page_norm, origin = _normalise(page_text)
+    needle, _ = _normalise(passage)
+    if not page_norm or not needle:
+        return []
+    hits: set[int] = set()
+    at = page_norm.find(needle)
+    if at >= 0:
+        hits.update(range(at, at + len(needle)))
+    else:
+        for start in range(0, len(needle), window):
+            piece = needle[start:start + window]
+            if len(piece) < min(window, 8):  # a short tail matches anywhere; it proves nothing
+                continue
+            found = page_norm.find(piece)
+            if found >= 0:
+                hits.update(range(*_grow(page_norm, needle, found, start, len(piece))))
+    return sorted({origin[i] for i in hits})
+
+
+def _grow(page: str, needle: str, at: int, start: int, size: int) -> tuple[int, int]:
+    """Extend a window match at page[at:] == needle[start:] both ways while the characters agree.
+
+    Windows fall at fixed offsets, so the one holding the passage's last words on this page also holds
+    words from the next page and never matches; growing the neighbouring matches recovers those words.
+    """
+    first, end, j = at, at + size, start + size
+    while end < len(page) and j < len(needle) and page[end] == needle[j]:
+        end, j = end + 1, j + 1
+    k = start
+    while first > 0 and k > 0 and page[first - 1] == needle[k - 1]:
+        first, k = first - 1, k - 1
+    return first, end
+
+
+def line_rects(boxes: Sequence[tuple[float, float, float, float]]) -> list[tuple[float, float, float, float]]:
+    """Merge character boxes (left, top, right, bottom in pixels, reading order) into one box per line run."""
+    rects: list[list[float]] = []
+    for left, top, right, bottom in boxes:
+        if rects:
+            last = rects[-1]
+            overlap = min(bottom, last[3]) - max(top, last[1])
+            same_line = overlap > 0.5 * min(bottom - top, last[3] - last[1])
+            if same_line and left >= last[0] - 2:
+                last[:] = [min(last[0], left), min(last[1], top), max(last[2], right), max(last[3], bottom)]
+                continue
+        rects.append([left, top, right, bottom])
+    return [tuple(r) for r in rects]
+
+
+def render_pdf_page(path: Path, page_number: int, passage: str, width: int = 900) -> PageImage:
+    """Render page `page_number` (1-based) of a PDF at about `width` pixels with `passage` highlighted.
+
+    Raises:
+        SourceError: the file cannot be opened or has no such page.
+    """
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except (pdfium.PdfiumError, OSError) as error:
+        raise SourceError(f"cannot open the PDF: {error}") from error
+    try:
+        if not 1 <= page_number <= len(pdf):
+            raise SourceError(f"the PDF has {len(pdf)} pages, there is no page {page_number}")
+        page = pdf[page_number - 1]
+        scale = width / max(page.get_width(), 1.0)
+        image = page.render(scale=scale).to_pil().convert("RGBA")
+        boxes = _passage_boxes(page, passage, image.size)
+        return PageImage(_highlighted_png(image, boxes), image.width, image.height, len(boxes), len(pdf))
+    finally:
+        pdf.close()
+
+
+def _passage_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[float, float, float, float]]:
+    """Pixel boxes of the passage's characters on the rendered page, in reading order."""
+    import pypdfium2.raw as pdfium_c
+
+    textpage = page.get_textpage()
+    try:
+        count = textpage.count_chars()
+        # One character per index (get_text_range may insert or drop characters), so indices match char boxes.
+        page_text = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i) or 32) for i in range(count))
+        boxes = []
+        for index in passage_char_indices(page_text, passage):
+            left, bottom, right, top = textpage.get_charbox(index)
+            x1, y1 = _to_device(page, size, left, top)
+            x2, y2 = _to_device(page, size, right, bottom)
+            boxes.append((min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)))
+        return boxes
+    finally:
+        textpage.close()
+
+
+def _to_device(page, size: tuple[int, int], x: float, y: float) -> tuple[int, int]:
+    """PDF page coordinates to image pixels; pdfium applies the crop box and /Rotate as when rendering."""
+    import pypdfium2.raw as pdfium_c
+
+    dx, dy = ctypes.c_int(), ctypes.c_int()
+    pdfium_c.FPDF_PageToDevice(page.raw, 0, 0, size[0], size[1], 0, x, y, ctypes.byref(dx), ctypes.byref(dy))
+    return dx.value, dy.value
+
+
+def _highlighted_png(image, boxes) -> bytes:
+    from PIL import Image, ImageDraw
+
+    overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(overlay)
+    for left, top, right, bottom in line_rects(boxes):
+        draw.rectangle((left - 2, top - 2, right + 2, bottom + 2), fill=HIGHLIGHT_RGBA)
+    buffer = io.BytesIO()
+    Image.alpha_composite(image, overlay).convert("RGB").save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+def neighbours(chunks: Sequence, target, radius: int = 1) -> list:
+    """The chunks of one document within `radius` ordinals of `target`, in reading order (target included)."""
+    near = [c for c in chunks if c.doc_id == target.doc_id and abs(c.ordinal - target.ordinal) <= radius]
+    if not any(c.id == target.id for c in near):
+        near.append(target)
+    return sorted(near, key=lambda c: c.ordinal)
+
+
+@dataclass(frozen=True)
+class Slide:
+    """The text on one slide (shapes and tables, in order) and its speaker notes."""
+
+    number: int
+    text: str
+    notes: str
+
+
+def read_slide(path: Path, number: int) -> Slide:
+    """Slide `number` (1-based) of a PPTX: its text and notes.
+
+    Raises:
+        SourceError: the file cannot be read or has no such slide.
+    """
+    from pptx import Presentation
+    from pptx.exc import PackageNotFoundError
+
+    try:
+        slides = list(Presentation(str(path)).slides)
+    except (PackageNotFoundError, KeyError, ValueError, OSError) as error:
+        raise SourceError(f"cannot open the presentation: {error}") from error
+    if not 1 <= number <= len(slides):
+        raise SourceError(f"the presentation has {len(slides)} slides, there is no slide {number}")
+    slide = slides[number - 1]
+    lines = [line for shape in slide.shapes for line in _shape_lines(shape)]
+    notes = slide.notes_slide.notes_text_frame.text if slide.has_notes_slide else ""
+    return Slide(number, "\n".join(lines), (notes or "").strip())
+
+
+def _shape_lines(shape) -> list[str]:
+    if getattr(shape, "has_table", False) and shape.has_table:
+        return [" | ".join(cell.text for cell in row.cells) for row in shape.table.rows]
+    if getattr(shape, "shapes", None) is not None:  # a group: its members, in order
+        return [line for member in shape.shapes for line in _shape_lines(member)]
+    if shape.has_text_frame and shape.text_frame.text.strip():
+        return [shape.text_frame.text.strip()]
+    return []
+
+
+@dataclass(frozen=True)
+class Table:
+    """A cell range as strings: column names (unique, never empty) and rows."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    truncated: bool = False
+
+
+def read_cells(path: Path, sheet: str | None, cells: str | None, max_rows: int = MAX_TABLE_ROWS) -> Table:
+    """The range `cells` ('B2:F40') of `sheet` in an XLSX or CSV, with the sheet's header row on top.
+
+    The header is the first row of the sheet when the range starts below it, else the range's first row.
+    Raises:
+        SourceError: unreadable file, unknown sheet or malformed range.
+    """
+    rows = _csv_rows(path) if path.suffix.lower() == ".csv" else _xlsx_rows(path, sheet)
+    if not rows:
+        raise SourceError("the sheet is empty")
+    first_row, last_row, first_col, last_col = _bounds(cells, rows)
+    header = rows[0] if first_row > 1 else rows[first_row - 1]
+    body_start = first_row if first_row > 1 else first_row + 1
+    body = [r[first_col - 1:last_col] for r in rows[body_start - 1:last_row]]
+    columns = _unique_columns(header[first_col - 1:last_col], first_col, last_col)
+    width = len(columns)
+    shaped = tuple(tuple((list(r) + [""] * width)[:width]) for r in body[:max_rows])
+    return Table(columns, shaped, truncated=len(body) > max_rows)
+
+
+def _xlsx_rows(path: Path, sheet: str | None) -> list[list[str]]:
+    from openpyxl import load_workbook
+    from openpyxl.utils.exceptions import InvalidFileException
+
+    try:
+        book = load_workbook(str(path), read_only=True, data_only=True)
+    except (InvalidFileException, KeyError, ValueError, OSError) as error:
+        raise SourceError(f"cannot open the workbook: {error}") from error
+    try:
+        if sheet is not None and sheet not in book.sheetnames:
+            raise SourceError(f"the workbook has no sheet named {sheet!r}")
+        ws = book[sheet] if sheet is not None else book.worksheets[0]
+        return [["" if v is None else str(v) for v in row] for row in ws.iter_rows(values_only=True)]
+    finally:
+        book.close()
+
+
+def _csv_rows(path: Path) -> list[list[str]]:
+    try:
+        text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    except OSError as error:
+        raise SourceError(f"cannot read the file: {error}") from error
+    try:
+        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    return [list(row) for row in csv.reader(io.StringIO(text), dialect)]
+
+
+_RANGE = re.compile(r"^\$?([A-Za-z]{1,3})\$?(\d+)(?::\$?([A-Za-z]{1,3})\$?(\d+))?$")
+
+
+def _bounds(cells: str | None, rows: list[list[str]]) -> tuple[int, int, int, int]:
+    """(first_row, last_row, first_col, last_col), 1-based and inclusive; the whole sheet when cells is None."""
+    if not cells:
+        return 1, len(rows), 1, max(len(r) for r in rows)
+    match = _RANGE.match(cells.strip())
+    if not match:
+        raise SourceError(f"cannot read the cell range {cells!r}")
+    col1, row1, col2, row2 = match.groups()
+    first_col, last_col = _column_number(col1), _column_number(col2 or col1)
+    first_row, last_row = int(row1), int(row2 or row1)
+    return min(first_row, last_row), max(first_row, last_row), min(first_col, last_col), max(first_col, last_col)
+
+
+def _column_number(letters: str) -> int:
+    number = 0
+    for ch in letters.upper():
+        number = number * 26 + ord(ch) - ord("A") + 1
+    return number
+
+
+def column_letter(number: int) -> str:
+    """1 -> 'A', 27 -> 'AA'."""
+    letters = ""
+    while number > 0:
+        number, rest = divmod(number - 1, 26)
+        letters = chr(ord("A") + rest) + letters
+    return letters
+
+
+def _unique_columns(header: Sequence[str], first_col: int, last_col: int) -> tuple[str, ...]:
+    """Header cells as column names; blanks become the column letter and repeats get a suffix."""
+    names: list[str] = []
+    for offset in range(last_col - first_col + 1):
+        raw = header[offset].strip() if offset < len(header) else ""
+        name = raw or column_letter(first_col + offset)
+        while name in names:
+            name += f" ({column_letter(first_col + offset)})"
+        names.append(name)
+    return tuple(names)
+
+
+def markdown_table(text: str) -> Table | None:
+    """The first pipe table in a chunk's text ('| a | b |' lines) as a Table, or None when there is none.
+
+    Sheet chunks are indexed as Markdown tables; when the original workbook is not stored this still shows
+    the cited cells as a table. The first row is the header; '---' separator rows are dropped.
+    """
+    rows: list[list[str]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("|"):
+            if rows:
+                break
+            continue
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip("|"))]
+        if all(re.fullmatch(r":?-{3,}:?", c) for c in cells if c):
+            continue
+        rows.append(cells)
+    if len(rows) < 2:
+        return None
+    width = max(len(r) for r in rows)
+    columns = _unique_columns(rows[0], 1, width)
+    return Table(columns, tuple(tuple((r + [""] * width)[:width]) for r in rows[1:]))

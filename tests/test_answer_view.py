@@ -1,0 +1,133 @@
+"""answer_view: source cards (escaped, highlighted), citation-to-hit matching, reasoning text, the caption."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import answer_view as av
+from advanced_retrieval import Hit
+from agentic_rag.types import Analysis, AnswerResult, Citation, Claim, Coverage, Usage
+from document_processor import Chunk, Location
+
+
+def _chunk(n, text, doc="d1", page=1, name="report.pdf"):
+    return Chunk(id=f"c{doc}{n}", doc_id=doc, file_name=name, file_type="pdf", text=text,
+                 location=Location(page=page), ordinal=n)
+
+
+def _answer(**kw):
+    c1 = _chunk(1, "Revenue grew 12% to $5M in 2023 <script>alert(1)</script>.", page=3)
+    c2 = _chunk(2, "Costs were flat.", page=4)
+    h1 = Hit(chunk=c1, score=0.0328, rank=1, vector_score=0.71, bm25_score=8.4, strategy="hybrid")
+    h2 = Hit(chunk=c2, score=0.02, rank=2, vector_score=0.5, bm25_score=None, strategy="hybrid")
+    base = dict(
+        answer="Revenue grew 12% [1].", mode="offline",
+        citations=(Citation(1, "report.pdf", "d1", c1.location, c1.text),),
+        claims=(Claim("Revenue grew 12%", "supported", (1,)), Claim("Costs fell", "unsupported", ())),
+        confidence=0.5, trace=({"step": "analyze", "summary": "fact question", "seconds": 0.01, "llm_calls": 0},
+                               {"step": "synthesize", "summary": "1 sentence", "seconds": 1.234, "llm_calls": 1,
+                                "input_tokens": 300, "output_tokens": 40}),
+        usage=Usage(1, 300, 40), seconds=1.5, question="How did revenue grow?",
+        analysis=Analysis("How did revenue grow?", intent="growth", question_type="numeric",
+                          key_concepts=("revenue", "$5M")),
+        sub_questions=("revenue growth",), sub_hits=(("revenue growth", (h1, h2)),),
+        confidence_basis="verified claims",
+    )
+    base.update(kw)
+    return AnswerResult(**base), h1, h2
+
+
+def test_hit_for_citation_matches_place_and_text_even_when_cut():
+    answer, h1, h2 = _answer()
+    hits = av.all_hits(answer)
+    assert hits == [h1, h2]
+    cut = dataclasses.replace(answer.citations[0], text=h1.chunk.text[:30])
+    assert av.hit_for_citation(cut, hits) is h1
+    other = Citation(9, "x.pdf", "nope", Location(page=1), "zzz")
+    assert av.hit_for_citation(other, hits) is None
+
+
+def test_all_hits_includes_coverage_hits_once():
+    answer, h1, _ = _answer()
+    extra = Hit(chunk=_chunk(7, "Scanned passage", doc="d2"), score=0.0, rank=1, strategy="scan")
+    answer = dataclasses.replace(answer, coverage=(Coverage("d2", "b.pdf", True, extra, 3),
+                                                   Coverage("d1", "report.pdf", True, h1, 1)))
+    assert [h.chunk.id for h in av.all_hits(answer)] == [h1.chunk.id, "cd12", extra.chunk.id]
+
+
+def test_source_card_escapes_document_text_and_marks_matches():
+    answer, h1, _ = _answer()
+    card = av.source_card_html(answer.citations[0], h1, ["revenue", "script"])
+    assert "<script>" not in card and "&lt;<mark>script</mark>&gt;alert(1)" in card
+    assert "<mark>Revenue</mark> grew 12% to $5M" in card
+    assert "[1]</span>report.pdf" in card and "· p. 3" in card
+    assert "score 0.033 · vector 0.71 · BM25 8.4 · hybrid" in card
+
+
+def test_source_card_with_neighbours_greys_them_and_escapes_them_too():
+    answer, h1, _ = _answer()
+    before = _chunk(0, "Intro <b>bold</b> text")
+    card = av.source_card_html(answer.citations[0], h1, ["revenue"], neighbours=[before, h1.chunk])
+    assert 'class="text neighbour">Intro &lt;b&gt;bold&lt;/b&gt; text' in card
+    assert card.index("Intro") < card.index("<mark>Revenue</mark>")
+
+
+def test_source_card_without_hit_has_no_scores():
+    answer, _, _ = _answer()
+    card = av.source_card_html(answer.citations[0], None, [])
+    assert "scores" not in card and "Revenue grew" in card
+
+
+def test_answer_caption():
+    answer, _, _ = _answer()
+    assert av.answer_caption(answer) == ("Offline (extractive) · confidence 50% (verified claims) · 1.5 s · "
+                                         "1 LLM call · 340 tokens")
+    assert av.answer_caption(_answer(confidence_basis="a_b")[0]).startswith("Offline (extractive) · confidence 50% (a\\_b)")
+    gemini, _, _ = _answer(mode="gemini", usage=Usage(), confidence_basis="")
+    assert av.answer_caption(gemini) == "Gemini · confidence 50% · 1.5 s"
+
+
+def test_analysis_and_retrieval_markdown():
+    answer, _, _ = _answer()
+    analysis = av.analysis_markdown(answer)
+    assert "**Understood as:** How did revenue grow?" in analysis and "numeric" in analysis
+    assert "revenue, \\$5M" in analysis  # dollars escaped: no LaTeX
+    retrieval = av.retrieval_markdown(answer)
+    assert "1. **revenue growth** — 2 passages (hybrid)" in retrieval
+    assert "report.pdf · p. 3 — score 0.033" in retrieval
+    assert av.analysis_markdown(_answer(analysis=None)[0]) == "_No analysis recorded._"
+    assert av.retrieval_markdown(_answer(sub_hits=())[0]) == "_No retrieval recorded._"
+
+
+def test_claims_markdown_has_a_badge_per_verdict_and_the_confidence():
+    answer, _, _ = _answer()
+    text = av.claims_markdown(answer)
+    assert "- :green-badge[supported] Revenue grew 12% [1]" in text
+    assert "- :red-badge[unsupported] Costs fell" in text
+    assert "**Confidence:** 50% (verified claims)" in text
+    assert av.claims_markdown(_answer(claims=())[0]).startswith("_Verification was off")
+
+
+def test_trace_rows():
+    answer, _, _ = _answer()
+    rows = av.trace_rows(answer.trace)
+    assert rows[0] == {"step": "Analyse", "what happened": "fact question", "seconds": 0.01, "LLM calls": 0,
+                       "tokens": 0}
+    assert rows[1]["tokens"] == 340 and rows[1]["seconds"] == 1.23
+    assert av.trace_rows([]) == []
+
+
+def test_location_label_from_object_dict_or_none():
+    assert av.location_label(Location(sheet="S", cells="A1:B2")) == "S!A1:B2"
+    assert av.location_label({"slide": 4}) == "slide 4"
+    assert av.location_label(None) == ""
+
+
+def test_source_card_shows_a_sheet_chunk_as_an_escaped_table():
+    text = "Sheet Costs\n| item | cost |\n| --- | --- |\n| heat <pumps> | 2100000 |\nNote after."
+    cited = Citation(1, "costs.xlsx", "d9", Location(sheet="Costs", cells="A1:B2"), text)
+    card = av.source_card_html(cited, None, ["heat"])
+    assert "<th>item</th><th>cost</th>" in card
+    assert "<td><mark>heat</mark> &lt;pumps&gt;</td><td>2100000</td>" in card
+    assert card.index("Sheet Costs") < card.index("<table>") < card.index("Note after.")
+    assert "| --- |" not in card

@@ -1,0 +1,388 @@
+"""The Streamlit app through streamlit.testing's AppTest, with the hashing embedder and a tmp data dir per test.
+
+Uploads go through the real file_uploader widget (AppTest 1.67 drives it), questions through chat_input;
+Gemini mode runs against the local stub server in tests/gemini_stub.py.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from conftest import REPO
+from gemini_stub import GeminiStub, StubReply, docagent_responder
+from streamlit.testing.v1 import AppTest
+
+TIMEOUT = 90  # the first run in a process imports chromadb and langgraph
+SECRET = "AIza-test-secret-key-0123456789"
+
+ZEPHYR = (b"Zephyr project report.\n\nThe Zephyr project reduced energy use by 37 percent in 2023.\n\n"
+          b"Heat pumps were supplied by Nordvarme AS.\n")
+ORBIT = b"Orbit notes.\n\nThe Orbit satellite launched in May 2021 from Kourou.\n"
+
+
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    """A fresh app (offline: no key in the environment) with its own data directory."""
+    monkeypatch.setenv("DOCAGENT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "DOCAGENT_GEMINI_BASE_URL", "CHROMA_HOST"):
+        monkeypatch.delenv(name, raising=False)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+    return at.run()
+
+
+def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
+    at.file_uploader[0].set_value([(name, data, "application/octet-stream") for name, data in files])
+    return at.run()
+
+
+def ask(at: AppTest, question: str) -> AppTest:
+    at.chat_input[0].set_value(question)
+    return at.run()
+
+
+def texts(block) -> list[str]:
+    """Every markdown/caption/alert/html text under `block`."""
+    out = []
+    for kind in ("markdown", "caption", "info", "warning", "error", "success", "html"):
+        out += [e.value for e in getattr(block, kind)]
+    return out
+
+
+def plain(markdown: str) -> str:
+    """Markdown from md_text with its backslash escapes removed: the text the reader sees."""
+    return markdown.replace("\\", "")
+
+
+def no_failures(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def docx_bytes(*paragraphs: str) -> bytes:
+    from docx import Document
+
+    doc = Document()
+    for p in paragraphs:
+        doc.add_paragraph(p)
+    out = io.BytesIO()
+    doc.save(out)
+    return out.getvalue()
+
+
+def xlsx_bytes() -> bytes:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    ws = book.active
+    ws.title = "Costs"
+    ws.append(["item", "cost_eur"])
+    for row in (["heat pumps", 2100000], ["insulation", 1500000], ["monitoring", 600000]):
+        ws.append(row)
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def test_without_key_the_offline_mode_is_shown(app):
+    no_failures(app)
+    assert any("Offline (extractive)" in m.value and "badge" in m.value for m in app.markdown)
+    assert any("Offline mode" in i.value for i in app.info)
+    assert app.text_input(key="gemini_key").proto.type == app.text_input(key="gemini_key").proto.PASSWORD
+
+
+def test_empty_library_asks_for_documents_and_disables_the_chat(app):
+    assert any("No documents yet" in i.value for i in app.sidebar.info)
+    assert any("Add documents in the sidebar" in i.value for i in app.main.info)
+    assert app.chat_input[0].proto.disabled
+    assert all(b.disabled for b in app.button if b.key and b.key.startswith("example_"))
+
+
+def test_upload_indexes_files_and_lists_them(app):
+    at = upload(app, ("zephyr.txt", ZEPHYR), ("costs.xlsx", xlsx_bytes()))
+    no_failures(at)
+    lines = [m.value for m in at.sidebar.markdown]
+    assert any("**zephyr.txt** — indexed (1 chunk, 6 lines" in line for line in lines), lines
+    assert any("**costs.xlsx** — indexed" in line and "1 sheet" in line for line in lines), lines
+    assert sorted(c.label for c in at.sidebar.checkbox) == ["costs.xlsx", "zephyr.txt"]
+    captions = [c.value for c in at.sidebar.caption]
+    assert any(c.startswith("XLSX · 1 sheet · 1 chunk") for c in captions), captions
+    assert "2 documents" in " ".join(captions)
+    assert not at.chat_input[0].proto.disabled
+
+
+def test_uploads_are_processed_once_and_a_second_copy_is_a_duplicate(app):
+    at = upload(app, ("zephyr.txt", ZEPHYR))
+    assert at.session_state.uploader_key == 1 and len(at.session_state.seen_uploads) == 1
+    at.run()
+    assert at.session_state.uploader_key == 1  # a rerun does not ingest again
+    at = upload(at, ("copy.txt", ZEPHYR))
+    assert any("**copy.txt** — duplicate of zephyr.txt (skipped)" in m.value for m in at.sidebar.markdown)
+    assert [c.label for c in at.sidebar.checkbox] == ["zephyr.txt"]
+
+
+def test_a_bad_file_gets_its_reason_and_the_batch_goes_on(app):
+    at = upload(app, ("broken.pdf", b"this is not a PDF"), ("empty.txt", b""), ("orbit.txt", ORBIT))
+    no_failures(at)
+    lines = " ".join(m.value for m in at.sidebar.markdown)
+    assert "**broken.pdf** — failed: " in lines and "**empty.txt** — failed: " in lines
+    assert "**orbit.txt** — indexed" in lines
+    assert [c.label for c in at.sidebar.checkbox] == ["orbit.txt"]
+    assert not at.error
+
+
+def test_ask_gives_a_cited_answer_with_sources_and_reasoning(app):
+    at = ask(upload(app, ("zephyr.txt", ZEPHYR), ("orbit.txt", ORBIT)), "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    assistant = [m for m in at.chat_message if m.name == "assistant"][0]
+    answer = " ".join(m.value for m in assistant.markdown)
+    assert "37 percent" in answer and "[1]" in answer
+    assert [t.label for t in assistant.tabs] == ["Sources (1)", "Source viewer", "Reasoning"]
+    sources = " ".join(h.value for h in assistant.tabs[0].get("html"))
+    assert "zephyr.txt" in sources and "<mark>energy</mark>" in sources and "score " in sources
+    reasoning = " ".join(m.value for m in assistant.tabs[2].markdown)
+    assert "**Understood as:** How much did Zephyr reduce energy use?" in reasoning
+    assert ":green-badge[supported]" in reasoning and "**Confidence:**" in reasoning
+    steps = assistant.tabs[2].dataframe[0].value
+    assert list(steps["step"]) == ["Analyse", "Decompose", "Retrieve", "Synthesise", "Verify"]
+    assert any(c.value.startswith("Offline (extractive) · confidence") for c in assistant.caption)
+
+
+def test_history_is_redrawn_and_new_chat_keeps_the_library(app):
+    at = ask(upload(app, ("zephyr.txt", ZEPHYR)), "Who supplied the heat pumps?")
+    at.run()  # a rerun redraws the conversation from session state
+    assert [m.name for m in at.chat_message] == ["user", "assistant"]
+    assert any("Nordvarme" in m.value for m in at.chat_message[1].markdown)
+    at.button(key="new_chat").click().run()
+    assert not at.chat_message and [c.label for c in at.sidebar.checkbox] == ["zephyr.txt"]
+    assert any(b.key == "example_0" and not b.disabled for b in at.button)
+
+
+def test_example_question_is_asked_when_clicked(app):
+    at = upload(app, ("zephyr.txt", ZEPHYR))
+    at.button(key="example_1").click().run()
+    no_failures(at)
+    assert [m.name for m in at.chat_message] == ["user", "assistant"]
+
+
+def test_document_text_is_never_rendered_as_html(app):
+    evil = "<script>alert('x')</script> The Zephyr budget was <b>large</b> and $5 $6."
+    at = ask(upload(app, ("evil.docx", docx_bytes("Zephyr budget notes.", evil))), "What was the Zephyr budget?")
+    no_failures(at)
+    html_out = " ".join(h.value for h in at.html)
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html_out
+    assert "<script>" not in html_out and "<b>large" not in html_out
+    answer = " ".join(m.value for m in at.chat_message[1].markdown)
+    assert "&lt;script>" in answer and "<script>" not in answer and "\\$5" in answer
+
+
+def test_ticked_documents_scope_the_question(app):
+    at = upload(app, ("zephyr.txt", ZEPHYR), ("orbit.txt", ORBIT))
+    at.sidebar.checkbox[0].check().run()  # orbit.txt (sorted by name)
+    at = ask(at, "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    sources = " ".join(h.value for h in at.chat_message[1].tabs[0].get("html"))
+    assert "zephyr.txt" not in sources
+
+
+def test_delete_one_document(app):
+    at = upload(app, ("zephyr.txt", ZEPHYR), ("orbit.txt", ORBIT))
+    delete = [b for b in at.sidebar.button if b.key and b.key.startswith("delete_")][0]
+    at = delete.click().run()
+    no_failures(at)
+    assert [c.label for c in at.sidebar.checkbox] == ["zephyr.txt"]
+    assert any("Deleted orbit.txt" in s.value for s in at.sidebar.success)
+
+
+def test_clear_library_asks_for_confirmation(app):
+    at = upload(app, ("zephyr.txt", ZEPHYR), ("orbit.txt", ORBIT))
+    at = at.sidebar.button(key="clear").click().run()
+    assert any("Delete all 2 documents" in w.value for w in at.sidebar.warning)
+    at = at.sidebar.button(key="clear_cancel").click().run()
+    assert len(at.sidebar.checkbox) == 2
+    at = at.sidebar.button(key="clear").click().run()
+    at = at.sidebar.button(key="clear_yes").click().run()
+    no_failures(at)
+    assert not at.sidebar.checkbox and any("No documents yet" in i.value for i in at.sidebar.info)
+
+
+def test_sheet_source_is_shown_as_a_table(app):
+    at = ask(upload(app, ("costs.xlsx", xlsx_bytes())), "What did the heat pumps cost?")
+    no_failures(at)
+    viewer = at.chat_message[1].tabs[1]
+    table = viewer.dataframe[0].value
+    assert list(table.columns) == ["item", "cost_eur"] and "heat pumps" in list(table["item"])
+
+
+def test_word_source_shows_the_passage_with_its_neighbours(app):
+    paragraphs = [f"Paragraph {i}: " + " ".join(f"filler{i}word{j}" for j in range(120)) for i in range(4)]
+    paragraphs[2] = "The Zephyr retrofit was signed by Ada Lovelace in 2022. " + paragraphs[2]
+    at = ask(upload(app, ("long.docx", docx_bytes(*paragraphs))), "Who signed the Zephyr retrofit?")
+    no_failures(at)
+    viewer_html = " ".join(h.value for h in at.chat_message[1].tabs[1].get("html"))
+    assert "Ada Lovelace" in viewer_html
+    assert 'class="text neighbour"' in viewer_html  # the chunks before/after, greyed
+
+
+def test_engine_failure_is_a_short_message_not_a_traceback(app, monkeypatch):
+    from agentic_rag import Agent
+
+    def broken(self, question, **kwargs):
+        raise RuntimeError("the index went away")
+
+    at = upload(app, ("zephyr.txt", ZEPHYR))
+    with monkeypatch.context() as patch:  # no seam makes the real engine crash on demand
+        patch.setattr(Agent, "ask", broken)
+        at = ask(at, "Anything?")
+    no_failures(at)
+    assert any(plain(e.value) == "RuntimeError: the index went away" for e in at.error)
+    at.run()
+    assert not at.exception and any("the index went away" in e.value for e in at.error)  # kept in the history
+
+
+@pytest.fixture
+def stub():
+    with GeminiStub(responder=docagent_responder) as server:
+        yield server
+
+
+def gemini_app(tmp_path, monkeypatch, stub, key: str | None) -> AppTest:
+    monkeypatch.setenv("DOCAGENT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")
+    monkeypatch.setenv("DOCAGENT_GEMINI_BASE_URL", stub.base_url)
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    if key:
+        monkeypatch.setenv("GOOGLE_API_KEY", key)
+    else:
+        monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    return AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
+
+
+def test_gemini_mode_with_a_key_in_the_environment(tmp_path, monkeypatch, stub):
+    at = gemini_app(tmp_path, monkeypatch, stub, SECRET)
+    assert any("Gemini · gemini-2.5-flash" in m.value for m in at.markdown)
+    assert not any("Offline mode" in i.value for i in at.info)
+    assert not at.text_input  # no key field when the environment has one
+    at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    assert stub.requests and all(r.api_key == SECRET for r in stub.requests)
+    assert any("[1]" in m.value for m in at.chat_message[1].markdown)
+    assert any(c.value.startswith("Gemini · confidence") for c in at.chat_message[1].caption)
+    assert not any(SECRET in t for t in texts(at))
+
+
+def test_a_key_typed_in_the_sidebar_is_used_and_never_shown(tmp_path, monkeypatch, stub):
+    at = gemini_app(tmp_path, monkeypatch, stub, None)
+    at.text_input(key="gemini_key").input(SECRET).run()
+    assert any("Gemini · gemini-2.5-flash" in m.value for m in at.markdown)
+    at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    assert stub.requests and stub.requests[-1].api_key == SECRET
+    assert not any(SECRET in t for t in texts(at))
+    at.toggle(key="offline").set_value(True).run()
+    assert any("Offline (extractive)" in m.value for m in at.markdown)
+
+
+def test_gemini_failure_falls_back_offline_with_a_warning(tmp_path, monkeypatch, stub):
+    at = upload(gemini_app(tmp_path, monkeypatch, stub, SECRET), ("zephyr.txt", ZEPHYR))
+    stub.responder = lambda request: StubReply(status=500, message="backend exploded")
+    at = ask(at, "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    assistant = at.chat_message[1]
+    assert any("37 percent" in m.value for m in assistant.markdown)
+    assert assistant.warning and not at.error
+    assert not any(SECRET in t for t in texts(at))
+
+
+@pytest.fixture
+def originals(monkeypatch):
+    """Stored originals by doc_id (the sha256 of the bytes), served as KnowledgeBase.original_path would.
+
+    The knowledge base's own original_path is the lead's to add; until then this stands in for it.
+    """
+    import hashlib
+
+    from advanced_retrieval import KnowledgeBase
+
+    files: dict[str, object] = {}
+
+    def keep(path):
+        files[hashlib.sha256(path.read_bytes()).hexdigest()] = path
+        return path.name, path.read_bytes()
+
+    monkeypatch.setattr(KnowledgeBase, "original_path", lambda self, doc_id: files.get(doc_id), raising=False)
+    return keep
+
+
+def test_pdf_source_is_the_page_image_with_the_passage_highlighted(app, originals, tmp_path):
+    from test_source_viewer import write_pdf
+
+    pdf = tmp_path / "report.pdf"
+    write_pdf(pdf, [["Cover page of the report."], ["Results", "The Zephyr project reduced energy use by 37 percent."]])
+    at = ask(upload(app, originals(pdf)), "How much did the Zephyr project reduce energy use?")
+    no_failures(at)
+    viewer = at.chat_message[1].tabs[1]
+    (image,) = viewer.image
+    assert image.captions == ["Page 2 of 2 — the passage is highlighted"] and image.value[0]
+
+
+def test_slide_source_shows_the_slide_text_and_its_notes(app, originals, tmp_path):
+    from pptx import Presentation
+
+    deck = Presentation()
+    for title, body, notes in (("Intro", "Welcome", ""), ("Budget", "The Zephyr retrofit cost 4.2 million euros",
+                                                          "Say that <b>heat pumps</b> were half of it.")):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text, slide.placeholders[1].text = title, body
+        if notes:
+            slide.notes_slide.notes_text_frame.text = notes
+    path = tmp_path / "deck.pptx"
+    deck.save(path)
+    at = ask(upload(app, originals(path)), "What did the Zephyr retrofit cost?")
+    no_failures(at)
+    viewer = at.chat_message[1].tabs[1]
+    assert "Budget\nThe <mark>Zephyr</mark> <mark>retrofit</mark> <mark>cost</mark>" in viewer.get("html")[0].value
+    assert any(m.value == "**Speaker notes:** Say that \\<b\\>heat pumps\\</b\\> were half of it."
+               for m in viewer.markdown)
+
+
+def test_sheet_source_from_the_original_workbook(app, originals, tmp_path):
+    path = tmp_path / "costs.xlsx"
+    path.write_bytes(xlsx_bytes())
+    at = ask(upload(app, originals(path)), "What did the heat pumps cost?")
+    no_failures(at)
+    table = at.chat_message[1].tabs[1].dataframe[0].value
+    assert list(table.columns) == ["item", "cost_eur"] and "2100000" in list(table["cost_eur"])
+
+
+def test_a_library_failure_on_one_file_is_its_line_and_the_batch_goes_on(app, monkeypatch):
+    from advanced_retrieval import KnowledgeBase
+
+    real = KnowledgeBase.ingest_bytes
+
+    def flaky(self, data, name, **kwargs):
+        if name == "zephyr.txt":
+            raise RuntimeError("disk on fire")
+        return real(self, data, name, **kwargs)
+
+    monkeypatch.setattr(KnowledgeBase, "ingest_bytes", flaky)  # no seam makes the store fail on one file
+    at = upload(app, ("zephyr.txt", ZEPHYR), ("orbit.txt", ORBIT))
+    no_failures(at)
+    lines = [plain(m.value) for m in at.sidebar.markdown]
+    assert any("**zephyr.txt** — failed: RuntimeError: disk on fire" in line for line in lines), lines
+    assert any("**orbit.txt** — indexed" in line for line in lines)
+    assert [c.label for c in at.sidebar.checkbox] == ["orbit.txt"]
+
+
+def test_streamlit_config_binds_locally_and_states_the_same_upload_limit():
+    import tomllib
+
+    from document_processor import Limits
+    from document_processor.limits import MB
+    from ui_helpers import MAX_UPLOAD_MB
+
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["address"] == "127.0.0.1" and config["server"]["headless"] is True
+    assert config["browser"]["gatherUsageStats"] is False
+    assert config["client"]["showErrorDetails"] == "none"
+    assert config["server"]["maxUploadSize"] == MAX_UPLOAD_MB == Limits().max_bytes // MB

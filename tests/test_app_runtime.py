@@ -1,0 +1,79 @@
+"""app_runtime: configuration from the environment, per-tab settings, the fake embedder, background calls."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import app_runtime as rt
+
+
+def test_hashing_embedder_is_deterministic_normalised_and_handles_empty():
+    emb = rt.HashingEmbedder()
+    calls = []
+    vectors = emb.embed(["alpha beta", "alpha beta", "gamma", ""], progress=lambda d, t: calls.append((d, t)))
+    assert vectors.shape == (4, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert np.allclose(vectors[0], vectors[1]) and calls == [(4, 4)]
+    query = emb.embed_query("alpha")
+    assert query.shape == (384,)
+    assert float(vectors[0] @ query) > float(vectors[2] @ query)
+    assert emb.embed([]).shape == (0, 384)
+
+
+def test_app_config_from_env(tmp_path):
+    cfg = rt.AppConfig.from_env({"DOCAGENT_DATA_DIR": str(tmp_path), "DOCAGENT_FAKE_EMBEDDER": "1",
+                                 "GOOGLE_API_KEY": " secret ", "DOCAGENT_GEMINI_BASE_URL": "http://127.0.0.1:9"})
+    assert cfg.data_dir == tmp_path and cfg.models == tmp_path / "models" and cfg.fake_embedder
+    assert cfg.env_key == "secret" and cfg.gemini_base_url == "http://127.0.0.1:9"
+    assert "secret" not in repr(cfg)
+    default = rt.AppConfig.from_env({"GEMINI_API_KEY": "k2", "DOCAGENT_MODEL_DIR": str(tmp_path / "m")})
+    assert default.data_dir.name == "data" and default.env_key == "k2" and default.models == tmp_path / "m"
+    assert not default.fake_embedder and default.gemini_base_url is None
+
+
+def test_settings_mode_and_label_hide_the_key():
+    assert rt.Settings().mode == "offline" and rt.Settings().mode_label() == "Offline (extractive)"
+    gemini = rt.Settings(api_key="AIza-secret", model="gemini-2.5-pro")
+    assert gemini.mode == "gemini" and gemini.mode_label() == "Gemini · gemini-2.5-pro"
+    assert rt.Settings(api_key="AIza-secret", offline=True).mode == "offline"
+    assert "AIza-secret" not in repr(gemini)
+
+
+def test_background_call_hands_events_over_in_order_and_keeps_errors():
+    def work(post):
+        for i in range(3):
+            post(("event", i))
+        return "done"
+
+    call = rt.BackgroundCall(work)
+    assert list(call.events(poll=0.01)) == [("event", 0), ("event", 1), ("event", 2)]
+    assert call.result == "done" and call.error is None
+
+    def fail(post):
+        post("before")
+        raise ValueError("boom")
+
+    call = rt.BackgroundCall(fail)
+    assert list(call.events(poll=0.01)) == ["before"]
+    assert isinstance(call.error, ValueError) and call.result is None
+
+
+def test_main_script_imports_traces_from_imports_to_their_module():
+    import sys
+    import types
+
+    main = types.ModuleType("fake_launcher")
+    exec("import json\nfrom textwrap import dedent\nclass Local: pass\nLIMIT = 3", main.__dict__)
+    modules = {**sys.modules, "fake_launcher": main}
+    assert rt.main_script_imports(main, modules) == ("json", "textwrap")
+
+
+def test_strategy_labels_cover_every_strategy():
+    from advanced_retrieval import STRATEGIES
+
+    assert tuple(rt.STRATEGY_LABELS) == STRATEGIES
+
+
+def test_key_fingerprint_tells_keys_apart_without_holding_them():
+    assert rt.key_fingerprint("") == "" and len(rt.key_fingerprint("abc")) == 12
+    assert rt.key_fingerprint("abc") != rt.key_fingerprint("abd") and "abc" not in rt.key_fingerprint("abc")

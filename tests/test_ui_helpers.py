@@ -1,0 +1,184 @@
+"""ui_helpers: safe highlighting and markdown, progress estimates, result lines, Markdown export, the fake embedder."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import ui_helpers as ui
+
+
+def test_query_terms_drop_stopwords_keep_numbers_and_order():
+    assert ui.query_terms("What is the revenue of ACME in 2023 and the revenue growth?") == (
+        "revenue", "acme", "2023", "growth")
+    assert ui.query_terms("") == ()
+    assert ui.query_terms("what is it?") == ()
+
+
+def test_match_spans_are_prefix_matches_and_merged():
+    text = "Revenues rose; revenue growth was strong."
+    spans = ui.match_spans(text, ["revenue", "growth"])
+    assert [text[a:b] for a, b in spans] == ["Revenues", "revenue", "growth"]
+    assert ui.match_spans(text, []) == []
+    assert ui.match_spans("", ["x"]) == []
+
+
+def test_highlight_escapes_document_text_before_wrapping_matches():
+    text = 'Total <script>alert("x")</script> revenue & costs'
+    out = ui.highlight_html(text, ["revenue", "script"])
+    assert "<script>" not in out
+    assert "&lt;<mark>script</mark>&gt;" in out
+    assert "<mark>revenue</mark> &amp; costs" in out
+    assert ui.highlight_html("a & b", ["amp"]) == "a &amp; b"  # a term never matches inside an entity
+    assert ui.highlight_html("", ["x"]) == ""
+
+
+def test_md_safe_keeps_formatting_but_shows_html_latex_and_directives_as_text():
+    out = ui.md_safe('<img src=x onerror="alert(1)"> costs $5 and $7 :red[alarm] :smile: **bold**')
+    assert "<img" not in out and "&lt;img" in out
+    assert "\\$5" in out and "\\$7" in out
+    assert "\\:red[alarm]" in out and "\\:smile\\:" in out
+    assert "**bold**" in out  # the answer's own markdown still works
+    assert ui.md_safe("R&D") == "R&amp;D"
+
+
+def test_md_text_shows_text_literally():
+    assert ui.md_text("*draft*_v2_.pdf") == "\\*draft\\*\\_v2\\_.pdf"
+    assert ui.md_text("<b>x</b> & $5 :red[y] a|b ~c~ `d`") == (
+        "\\<b\\>x\\</b\\> \\& \\$5 \\:red\\[y\\] a\\|b \\~c\\~ \\`d\\`")
+    assert ui.md_text("1. one\n- two\n  # three\n+ four") == "1\\. one\n\\- two\n  \\# three\n\\+ four"
+    assert ui.md_text("report v2.0 (final) - 12. May") == "report v2.0 (final) - 12. May"  # only where Markdown reads it
+    assert ui.md_text("") == ""
+
+
+def test_format_seconds_bytes_plural():
+    assert ui.format_seconds(0.42) == "0.4 s"
+    assert ui.format_seconds(12.4) == "12 s"
+    assert ui.format_seconds(185) == "3 min 05 s"
+    assert ui.format_bytes(900) == "900 B"
+    assert ui.format_bytes(2048) == "2.0 KB"
+    assert ui.format_bytes(3 * 1024**2) == "3.0 MB"
+    assert ui.plural(1, "page") == "1 page" and ui.plural(3, "slide") == "3 slides"
+    assert ui.plural(1, "lines") == "1 line" and ui.plural(4, "lines") == "4 lines"
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_progress_estimate_uses_embedding_rate_for_time_left():
+    clock = FakeClock()
+    est = ui.ProgressEstimate("a.pdf", clock=clock)
+    fraction, label = est.update("reading", 0, 1)
+    assert fraction == 0.0 and label == "a.pdf — reading"
+    clock.now += 1
+    est.update("chunking", 1, 1)
+    clock.now += 1
+    fraction, label = est.update("embedding", 0, 40)
+    assert 0.25 <= fraction < 0.3 and "embedding 0/40" in label
+    clock.now += 2  # 10 chunks in 2 s -> 30 left take 6 s, +10 % for indexing
+    fraction, label = est.update("embedding", 10, 40)
+    assert label == "a.pdf — embedding 10/40 · about 6.6 s left"
+    clock.now += 6
+    fraction, label = est.update("indexing", 0, 1)
+    assert fraction >= 0.92
+    fraction, _ = est.update("indexing", 1, 1)
+    assert fraction == 1.0
+
+
+def test_progress_estimate_never_goes_backwards_and_survives_zero_totals():
+    est = ui.ProgressEstimate("x.txt", clock=FakeClock())
+    est.update("embedding", 5, 10)
+    before = est.fraction
+    fraction, _ = est.update("reading", 0, 0)
+    assert fraction == before
+
+
+def _result(**kw):
+    base = dict(file_name="a.pdf", status="indexed", reason="", kind="", doc_id="d1", duplicate_of=None,
+                chunks=12, units=3, unit_name="page", seconds=1.5)
+    base.update(kw)
+    return SimpleNamespace(**base)
+
+
+def test_result_lines_for_each_status():
+    assert ui.result_line(_result()) == ("indexed", "**a.pdf** — indexed (12 chunks, 3 pages, 1.5 s)")
+    assert ui.result_line(_result(file_name="*x*.pdf"))[1].startswith("**\\*x\\*.pdf** — indexed")
+    status, line = ui.result_line(_result(status="duplicate", duplicate_of="b.pdf"))
+    assert status == "duplicate" and "duplicate of b.pdf (skipped)" in line
+    status, line = ui.result_line(_result(status="replaced", units=1, unit_name="sheet"))
+    assert "replaced" in line and "1 sheet" in line
+    status, line = ui.result_line(_result(file_name="<b>x</b>.pdf", status="failed", reason="the PDF is encrypted"))
+    assert status == "failed" and line == "**\\<b\\>x\\</b\\>.pdf** — failed: the PDF is encrypted"
+
+
+def test_document_caption():
+    rec = SimpleNamespace(file_type="pdf", unit_name="page", units=15, chunks=120, size_bytes=2 * 1024**2)
+    assert ui.document_caption(rec) == "PDF · 15 pages · 120 chunks · 2.0 MB"
+    rec = SimpleNamespace(file_type="txt", unit_name="", units=0, chunks=1, size_bytes=0)
+    assert ui.document_caption(rec) == "TXT · 1 chunk"
+
+
+def test_scores_text_leaves_out_missing_scores():
+    hit = SimpleNamespace(score=0.0328, vector_score=0.712, bm25_score=None, strategy="hybrid")
+    assert ui.scores_text(hit) == "score 0.033 · vector 0.71 · hybrid"
+
+
+def test_conversation_markdown_has_answers_sources_and_reasoning():
+    messages = [
+        {"role": "user", "content": "What is the revenue?"},
+        {"role": "assistant", "content": "Revenue was $5M [1].", "result": {
+            "citations": [{"n": 1, "file": "r.pdf", "location": {"page": 3}, "text": "Revenue  was\n$5M."}],
+            "trace": [{"step": "analyze", "summary": "factual question", "seconds": 0.2, "llm_calls": 1}],
+            "claims": [{"text": "Revenue was $5M", "verdict": "supported", "citations": [1]}],
+            "confidence": 0.9, "warnings": ["Gemini was slow"]}},
+    ]
+    md = ui.conversation_markdown(messages, "Offline (extractive)")
+    assert "## Q: What is the revenue?" in md
+    assert "Revenue was $5M [1]." in md
+    assert "- [1] r.pdf · p. 3 — “Revenue was $5M.”" in md
+    assert "**analyze** (0.2 s, 1 LLM calls): factual question" in md
+    assert "claim (supported): Revenue was $5M [1]" in md
+    assert "confidence: 0.90" in md and "> Warning: Gemini was slow" in md
+    assert ui.conversation_markdown([], "Gemini").startswith("# Conversation")
+
+
+def test_export_file_name():
+    assert ui.export_file_name(0).startswith("conversation-19") and ui.export_file_name().endswith(".md")
+
+
+def test_chat_history_keeps_answered_pairs():
+    messages = [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"},
+                {"role": "user", "content": "q2"}, {"role": "assistant", "content": "", "error": "failed"},
+                {"role": "user", "content": "q3"}, {"role": "assistant", "content": "a3"}]
+    assert ui.chat_history(messages) == (("q1", "a1"), ("q3", "a3"))
+    assert ui.chat_history(messages, turns=1) == (("q3", "a3"),)
+    assert ui.chat_history([]) == ()
+
+
+def test_error_reason_prefers_the_human_reason():
+    class Reasoned(Exception):
+        reason = "Gemini refused the key"
+
+    assert ui.error_reason(Reasoned("raw details")) == "Gemini refused the key"
+    assert ui.error_reason(RuntimeError("the  index\nwent away")) == "RuntimeError: the index went away"
+    assert ui.error_reason(KeyError()) == "KeyError"
+    assert len(ui.error_reason(ValueError("x" * 1000), limit=50)) == 50
+
+
+def test_live_answer_streams_tokens_steps_and_fallback():
+    live = ui.LiveAnswer()
+    assert live.apply(("event", "analyze", {"status": "started"})) == ("label", "Analysing the question…")
+    kind, line = live.apply(("event", "analyze", {"status": "done", "summary": "fact <b>q</b>", "seconds": 0.25}))
+    assert kind == "line" and line == ":material/check: **Analysing the question** — fact \\<b\\>q\\</b\\> (0.2 s)"
+    assert live.apply(("token", "Costs were ")) == ("answer", "Costs were  ▌")
+    assert live.apply(("token", "$5.")) == ("answer", "Costs were \\$5. ▌")
+    kind, line = live.apply(("event", "synthesize", {"status": "fallback", "reason": "quota"}))
+    assert kind == "fallback" and "Gemini failed (quota)" in line and live.parts == []
+    assert live.apply(("token", "Offline.")) == ("answer", "Offline. ▌")
+    assert live.apply(("event", "verify", {"status": "other"})) == ("", "")
+
+

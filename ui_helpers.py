@@ -1,0 +1,346 @@
+"""Pure helpers for the Streamlit app: safe highlighting, progress estimates, result lines, Markdown export.
+
+Nothing here imports streamlit, so all of it is tested without a browser. Document text that reaches the
+page goes through `highlight_html` (escaped, then matches wrapped), `md_text` (shown literally) or `md_safe`
+(Markdown that cannot carry HTML, LaTeX or directives): document text is never rendered as raw HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+MAX_UPLOAD_MB = 200  # keep equal to server.maxUploadSize in .streamlit/config.toml and Limits.max_bytes
+
+EXAMPLE_QUESTIONS = (
+    "Summarise the main points of each document.",
+    "What numbers or figures are reported, and where?",
+    "Which document discusses the methodology, and what does it say?",
+)
+
+
+STEP_LABELS = {"analyze": "Analysing the question", "decompose": "Splitting into sub-questions",
+               "retrieve": "Retrieving passages", "synthesize": "Writing the answer", "verify": "Checking each claim"}
+
+_STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "did", "do", "does", "for", "from",
+    "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our",
+    "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "was",
+    "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
+    "about", "after", "before", "between", "both", "each", "more", "most", "other", "some", "such", "only", "own",
+    "same", "too", "very", "just", "also", "any", "all", "not", "no", "nor", "over", "under", "again", "further",
+    "once", "here", "out", "up", "down", "off", "tell", "show", "give", "list", "please", "document", "documents",
+})
+
+
+def query_terms(question: str, min_len: int = 3) -> tuple[str, ...]:
+    """Distinct lower-cased content words of a question, in order, for highlighting.
+
+    Stop words and words shorter than `min_len` are dropped; numbers of any length are kept.
+    """
+    terms: list[str] = []
+    for word in re.findall(r"\w+", question.lower()):
+        if word in _STOPWORDS or (len(word) < min_len and not word.isdigit()):
+            continue
+        if word not in terms:
+            terms.append(word)
+    return tuple(terms)
+
+
+def match_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
+    """Sorted, merged (start, end) spans where a term starts a word of `text` (case-insensitive prefix match).
+
+    A prefix match lets "revenue" light up "revenues" without a stemmer.
+    """
+    words = sorted({t.lower() for t in terms if t}, key=len, reverse=True)
+    if not text or not words:
+        return []
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\w*", re.IGNORECASE)
+    spans: list[tuple[int, int]] = []
+    for m in pattern.finditer(text):
+        if spans and m.start() <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], m.end()))
+        else:
+            spans.append((m.start(), m.end()))
+    return spans
+
+
+def highlight_html(text: str, terms: Iterable[str], tag: str = "mark") -> str:
+    """HTML for `text` with each match wrapped in <tag>; every piece of the text is escaped first.
+
+    Matches are found on the raw text and each segment is escaped on its own, so a term can never match
+    inside an entity such as `&amp;` and a `<script>` in a document shows as text.
+    """
+    out: list[str] = []
+    last = 0
+    for start, end in match_spans(text, terms):
+        out.append(html.escape(text[last:start]))
+        out.append(f"<{tag}>{html.escape(text[start:end])}</{tag}>")
+        last = end
+    out.append(html.escape(text[last:]))
+    return "".join(out)
+
+
+def md_safe(text: str) -> str:
+    """Markdown whose formatting (bold, lists, tables) still works but which shows HTML, LaTeX, emoji codes
+    and Streamlit's colour directives as text. For the answer, which Gemini writes in Markdown.
+
+    `&` and `<` become entities (tags print literally), `$` is escaped (Streamlit renders $..$ as math, and
+    financial text is full of dollars) and every `:` too (`:smile:` and `:red[...]` stay as typed).
+    """
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
+    return text.replace("$", "\\$").replace(":", "\\:")
+
+
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>$:&|~])")  # marks that format wherever they stand
+_MD_LINE_START = re.compile(r"^([ \t]*)(#|[-+=](?=\s|$)|\d+(?=[.)]))", re.MULTILINE)  # heading, list, setext
+
+
+def md_text(text: str) -> str:
+    """Markdown that shows `text` literally: the marks that would format it are backslash-escaped.
+
+    For file names, questions, reasons and other plain text from outside (a file called `*draft*.pdf` stays
+    that, not italics; `<b>` prints as typed; `$5` is no formula; `:red[x]` no colour). Dots, dashes and
+    brackets are left alone except where Markdown would read them (a list or heading at a line start).
+    """
+    return _MD_LINE_START.sub(_escape_line_start, _MD_INLINE.sub(r"\\\1", text))
+
+
+def _escape_line_start(match: re.Match) -> str:
+    indent, mark = match.group(1), match.group(2)
+    # "12." -> "12\." (the dot after the number makes the list); "-", "+", "#", "=" get the backslash before them
+    return f"{indent}{mark}\\" if mark[0].isdigit() else f"{indent}\\{mark}"
+
+
+def format_seconds(seconds: float) -> str:
+    """'0.4 s', '12 s', '3 min 05 s'."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def format_bytes(size: int) -> str:
+    """'812 B', '14.2 KB', '3.1 MB'."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024**2:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / 1024**2:.1f} MB"
+
+
+def plural(n: int, word: str) -> str:
+    """'1 page', '3 pages', '2 sheets'; a unit already in the plural ('lines') is handled too."""
+    base = word[:-1] if word.endswith("s") else word
+    return f"{n} {base}" if n == 1 else f"{n} {base}s"
+
+
+# Share of a file's total work each ingest stage covers; embedding dominates on CPU.
+STAGE_SPAN = {"reading": (0.0, 0.15), "chunking": (0.15, 0.25), "embedding": (0.25, 0.92), "indexing": (0.92, 1.0)}
+
+
+class ProgressEstimate:
+    """Turns (stage, done, total) callbacks into a bar fraction, a label and the time left for one file.
+
+    The time left comes from the embedding rate once chunks are being embedded (the long part), otherwise
+    from the overall fraction done so far. It is a small state machine (one per file being ingested), so a
+    plain class rather than a frozen dataclass; `clock` is injectable so tests need no sleeping.
+    """
+
+    def __init__(self, file_name: str, clock: Callable[[], float] = time.monotonic):
+        self.file_name = file_name
+        self.clock = clock
+        self.started = self.stage_started = clock()
+        self.stage = "reading"
+        self.fraction = 0.0
+
+    def update(self, stage: str, done: int, total: int) -> tuple[float, str]:
+        """Record one callback; returns (fraction 0..1 for the bar, label text)."""
+        now = self.clock()
+        if stage != self.stage:
+            self.stage, self.stage_started = stage, now
+        low, high = STAGE_SPAN.get(stage, (self.fraction, self.fraction))
+        part = min(max(done / total, 0.0), 1.0) if total > 0 else 0.0
+        self.fraction = max(self.fraction, low + (high - low) * part)
+        label = f"{self.file_name} — {stage}"
+        if stage == "embedding" and total > 0:
+            label += f" {done}/{total}"
+        left = self.seconds_left(stage, done, total, now)
+        if left is not None:
+            label += f" · about {format_seconds(left)} left"
+        return self.fraction, label
+
+    def seconds_left(self, stage: str, done: int, total: int, now: float) -> float | None:
+        """Estimated seconds to finish this file, or None while there is too little to go on."""
+        if stage == "embedding" and 0 < done < total:
+            per_item = (now - self.stage_started) / done
+            return per_item * (total - done) * 1.1  # +10 %: indexing follows embedding
+        elapsed = now - self.started
+        if self.fraction < 0.05 or elapsed < 0.5 or self.fraction >= 1.0:
+            return None
+        return elapsed * (1 - self.fraction) / self.fraction
+
+
+def result_line(result) -> tuple[str, str]:
+    """(status, Markdown line) for one IngestResult; status is indexed|duplicate|replaced|failed.
+
+    The file name and parser reason are shown literally (md_text): both come from outside.
+    """
+    name = md_text(result.file_name)
+    status = result.status
+    if status == "failed":
+        return status, f"**{name}** — failed: {md_text(result.reason or 'unknown reason')}"
+    if status == "duplicate":
+        other = md_text(result.duplicate_of or "a document already in the library")
+        return status, f"**{name}** — duplicate of {other} (skipped)"
+    units = plural(result.units, result.unit_name) if result.unit_name else ""
+    facts = ", ".join(p for p in (plural(result.chunks, "chunk"), units, format_seconds(result.seconds)) if p)
+    verb = "replaced the earlier version" if status == "replaced" else "indexed"
+    return status, f"**{name}** — {verb} ({facts})"
+
+
+def document_caption(record) -> str:
+    """'PDF · 15 pages · 120 chunks · 2.1 MB' for a DocumentRecord."""
+    parts = [record.file_type.upper()]
+    if record.unit_name and record.units:
+        parts.append(plural(record.units, record.unit_name))
+    parts.append(plural(record.chunks, "chunk"))
+    if record.size_bytes:
+        parts.append(format_bytes(record.size_bytes))
+    return " · ".join(parts)
+
+
+def location_label(location) -> str:
+    """A Location's label; also takes the plain dict of AnswerResult.to_dict() and None (-> '')."""
+    if location is None:
+        return ""
+    if isinstance(location, dict):
+        from document_processor import Location
+
+        location = Location.from_dict(location)
+    return location.label()
+
+
+def citation_label(citation: dict) -> str:
+    """'[2] report.pdf · p. 3' for one citation dict of an answer (AnswerResult.to_dict()["citations"])."""
+    where = location_label(citation.get("location"))
+    return f"[{citation.get('n', '?')}] {citation.get('file', '')}" + (f" · {where}" if where else "")
+
+
+def scores_text(hit) -> str:
+    """'fused 0.032 · vector 0.71 · BM25 8.4 · hybrid' for a Hit (missing scores left out)."""
+    parts = [f"score {hit.score:.3f}"]
+    if hit.vector_score is not None:
+        parts.append(f"vector {hit.vector_score:.2f}")
+    if hit.bm25_score is not None:
+        parts.append(f"BM25 {hit.bm25_score:.1f}")
+    parts.append(hit.strategy)
+    return " · ".join(parts)
+
+
+def conversation_markdown(messages: Sequence[dict], mode_label: str) -> str:
+    """The whole conversation as Markdown: questions, answers, numbered sources with locations, reasoning.
+
+    `messages` are the app's chat entries: {"role": "user"|"assistant", "content": str, "result": dict|None}.
+    Only what is on the page goes out; no key or setting that could hold a secret is read here.
+    """
+    lines = ["# Conversation", "", f"Mode: {mode_label}", ""]
+    for message in messages:
+        if message["role"] == "user":
+            lines += [f"## Q: {message['content']}", ""]
+            continue
+        result = message.get("result") or {}
+        lines += [message["content"] or "_(no answer)_", ""]
+        lines += _export_sources(result.get("citations") or [])
+        lines += _export_reasoning(result)
+        for warning in result.get("warnings") or []:
+            lines += [f"> Warning: {warning}", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _export_sources(citations: Sequence[dict]) -> list[str]:
+    if not citations:
+        return []
+    out = ["### Sources", ""]
+    for c in citations:
+        passage = " ".join((c.get("text") or "").split())
+        out.append(f"- {citation_label(c)}" + (f" — “{passage[:300]}”" if passage else ""))
+    return out + [""]
+
+
+def _export_reasoning(result: dict) -> list[str]:
+    trace = result.get("trace") or []
+    if not trace:
+        return []
+    out = ["### Reasoning", ""]
+    for entry in trace:
+        out.append(f"- **{entry.get('step', '?')}** ({format_seconds(float(entry.get('seconds') or 0))}, "
+                   f"{entry.get('llm_calls', 0)} LLM calls): {entry.get('summary', '')}")
+    for claim in result.get("claims") or []:
+        marks = "".join(f"[{n}]" for n in claim.get("citations") or [])
+        out.append(f"- claim ({claim.get('verdict', '?')}): {claim.get('text', '')} {marks}".rstrip())
+    if result.get("confidence") is not None:
+        out.append(f"- confidence: {float(result['confidence']):.2f}")
+    return out + [""]
+
+
+def export_file_name(now: float | None = None) -> str:
+    """'conversation-20250101-1230.md' (local time)."""
+    return time.strftime("conversation-%Y%m%d-%H%M.md", time.localtime(now))
+
+
+def chat_history(messages: Sequence[dict], turns: int = 6) -> tuple[tuple[str, str], ...]:
+    """The last `turns` answered (question, answer) pairs, for follow-up questions; failed answers are left out."""
+    pairs: list[tuple[str, str]] = []
+    question = None
+    for message in messages:
+        if message["role"] == "user":
+            question = message["content"]
+        elif question is not None and message.get("content"):
+            pairs.append((question, message["content"]))
+            question = None
+    return tuple(pairs[-turns:])
+
+
+def error_reason(error: BaseException, limit: int = 300) -> str:
+    """One short line for the user: the error's own human `reason` when it has one, else 'Type: message'."""
+    reason = getattr(error, "reason", None)
+    if not reason:
+        message = " ".join(str(error).split())
+        reason = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    reason = " ".join(str(reason).split())
+    return reason if len(reason) <= limit else reason[: limit - 1] + "…"
+
+
+class LiveAnswer:
+    """Folds the agent's events, as BackgroundCall hands them over, into what the page shows while it works.
+
+    apply() returns (kind, Markdown): "answer" (the text so far, with a cursor), "label" (a step started),
+    "line" (a step finished: what it did and how long it took), "fallback" (Gemini failed: the streamed text
+    is dropped, the offline brain answers instead), or ("", "") for nothing to show.
+    """
+
+    def __init__(self):
+        self.parts: list[str] = []
+
+    def apply(self, event: tuple) -> tuple[str, str]:
+        """One ("token", text) or ("event", step, entry) event."""
+        if event[0] == "token":
+            self.parts.append(event[1])
+            return "answer", md_safe("".join(self.parts)) + " ▌"
+        step, entry = event[1], event[2]
+        label = STEP_LABELS.get(step, step)
+        state = entry.get("status")
+        if state == "fallback":
+            self.parts.clear()
+            return "fallback", f":orange[Gemini failed ({md_text(str(entry.get('reason', '')))}); continuing offline.]"
+        if state == "started":
+            return "label", f"{label}…"
+        if state == "done":
+            seconds = format_seconds(float(entry.get("seconds") or 0))
+            return "line", f":material/check: **{label}** — {md_text(str(entry.get('summary', '')))} ({seconds})"
+        return "", ""
