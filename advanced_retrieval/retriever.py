@@ -1,0 +1,170 @@
+"""Hybrid retrieval: vector and BM25 candidates fused by reciprocal rank, every score kept on the hit."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from advanced_retrieval.fusion import KEYWORD_WEIGHT, RRF_K, QueryPlan, plan_query, reciprocal_rank_fusion
+from advanced_retrieval.types import STRATEGIES, Filters, Hit
+from document_processor import Chunk
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """What each retriever proposed: vector (chunk, cosine) and BM25 (chunk id, score), best first."""
+
+    vector: list[tuple[Chunk, float]]
+    bm25: list[tuple[str, float]]
+
+
+class HybridRetriever:
+    """Finds the chunks that answer a query with vector search, BM25, or both fused (RRF).
+
+    Args:
+        store: the VectorStore (query, get_chunks, generation, documents).
+        bm25: the KeywordIndex of the same store; it is brought up to date before each query, so another
+            process's writes become visible.
+        embedder: embeds the query (.embed_query) into the store's vector space.
+        candidates: chunks each retriever proposes before fusion.
+        rrf_k: the RRF constant.
+        keyword_weight: BM25's fusion weight when the query holds exact terms (see fusion.plan_query).
+
+    Raises:
+        ValueError: candidates < 1, rrf_k < 0 or keyword_weight <= 0.
+    """
+
+    def __init__(self, store, bm25, embedder, *, candidates: int = 30, rrf_k: int = RRF_K,
+                 keyword_weight: float = KEYWORD_WEIGHT):
+        if candidates < 1 or rrf_k < 0 or keyword_weight <= 0:
+            raise ValueError(f"need candidates >= 1, rrf_k >= 0 and keyword_weight > 0; got {candidates}, "
+                             f"{rrf_k}, {keyword_weight}")
+        self._store = store
+        self._bm25 = bm25
+        self._embedder = embedder
+        self.candidates = candidates
+        self.rrf_k = rrf_k
+        self.keyword_weight = keyword_weight
+        self._executor: ThreadPoolExecutor | None = None  # made on first hybrid query
+        self._worker_lock = threading.Lock()
+
+    def documents(self) -> list:
+        """The store's ready documents (DocumentRecord), sorted by file name."""
+        return self._store.documents()
+
+    def plan(self, query: str, strategy: str = "auto") -> QueryPlan:
+        """The plan `retrieve` follows: for "auto" the strategy chosen from the query, else the one given.
+
+        Raises:
+            ValueError: a strategy not in STRATEGIES.
+        """
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; allowed: {', '.join(STRATEGIES)}")
+        auto = plan_query(query, self.keyword_weight)
+        if strategy == "auto":
+            return auto
+        return QueryPlan(strategy, f"{strategy} (chosen by the caller)", auto.keyword_weight, auto.phrases)
+
+    def retrieve(self, query: str, k: int = 8, strategy: str = "auto", filters: Filters | None = None) -> list[Hit]:
+        """The `k` best chunks for `query`, best first; [] for an empty query, an empty store or no match.
+
+        Hits carry the score (RRF for hybrid, cosine for vector, BM25 for bm25), the 1-based rank, the cosine
+        similarity when the chunk was a vector candidate (None otherwise: re-embedding a BM25-only chunk would
+        cost more than the whole query), the BM25 score whenever the BM25 index knows the chunk (0.0: no query
+        term in it), and the strategy actually used.
+
+        Raises:
+            ValueError: a strategy not in STRATEGIES.
+        """
+        plan = self.plan(query, strategy)
+        if k <= 0 or not (query or "").strip():
+            return []
+        index = self._bm25.current(self._store)
+        found, chunks = self._candidates(plan, query, k, filters, index)
+        cosine = {c.id: s for c, s in found.vector}
+        bm25 = dict(found.bm25)
+        if found.vector:  # cheap: one sparse product over the query's tokens
+            bm25.update({cid: s for cid, s in index.score(query, cosine).items() if cid not in bm25})
+        ranked = self._rank(plan, found, chunks)
+        hits: list[Hit] = []
+        pos = 0
+        while len(hits) < k and pos < len(ranked):
+            window = ranked[pos:pos + k - len(hits)]
+            pos += len(window)
+            self._fetch_missing(chunks, [cid for cid, _ in window])
+            for cid, score in window:
+                chunk = chunks.get(cid)
+                if chunk is None or (filters is not None and not filters.allows(chunk)):
+                    continue  # deleted since the BM25 index was read, or outside the filters
+                hits.append(Hit(chunk=chunk, score=score, rank=len(hits) + 1, vector_score=cosine.get(cid),
+                                bm25_score=bm25.get(cid), strategy=plan.strategy))
+        return hits
+
+    def _candidates(self, plan: QueryPlan, query: str, k: int, filters: Filters | None,
+                    index) -> tuple[_Candidates, dict[str, Chunk]]:
+        """Both retrievers' candidates, and the chunks known so far.
+
+        In hybrid, BM25's first k chunks are fetched from the store on a worker thread while the query is
+        embedded and the vector search runs (measured: 2-4 ms less per query at 10k and 100k chunks). Without
+        quoted phrases a BM25-only chunk can only reach the fused top k from there, as RRF keeps BM25's order
+        among them; anything else still missing is fetched afterwards.
+        """
+        bm25 = index.search(query, self.candidates, filters) if plan.strategy in ("bm25", "hybrid") else []
+        prefetch = None
+        if plan.strategy == "hybrid" and bm25:
+            prefetch = self._worker().submit(self._store.get_chunks, [cid for cid, _ in bm25[:k]])
+        vector = self._vector(query, filters) if plan.strategy in ("vector", "hybrid") else []
+        chunks = {c.id: c for c, _ in vector}
+        if prefetch is not None:
+            for chunk in prefetch.result():
+                chunks.setdefault(chunk.id, chunk)
+        return _Candidates(vector=vector, bm25=bm25), chunks
+
+    def _worker(self) -> ThreadPoolExecutor:
+        with self._worker_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bm25-prefetch")
+            return self._executor
+
+    def _vector(self, query: str, filters: Filters | None) -> list[tuple[Chunk, float]]:
+        return self._store.query(self._embedder.embed_query(query), self.candidates, filters)
+
+    def _rank(self, plan: QueryPlan, found: _Candidates, chunks: dict[str, Chunk]) -> list[tuple[str, float]]:
+        """(chunk id, score) best first: the single retriever's own scores, or RRF for hybrid.
+
+        Quoted phrases: for bm25 the candidates holding them move first (scores stay BM25's); for hybrid they
+        form a third ranked list with the keyword weight.
+        """
+        if plan.strategy == "vector":
+            return [(c.id, s) for c, s in found.vector]
+        bm25_ids = [cid for cid, _ in found.bm25]
+        if plan.strategy == "bm25":
+            if not plan.phrases:
+                return list(found.bm25)
+            first = set(self._with_phrases(plan.phrases, [bm25_ids], chunks))
+            return sorted(found.bm25, key=lambda item: item[0] not in first)  # stable: BM25 order inside
+        lists = [[c.id for c, _ in found.vector], bm25_ids]
+        weights = [1.0, plan.keyword_weight]
+        if plan.phrases:
+            lists.append(self._with_phrases(plan.phrases, lists, chunks))
+            weights.append(plan.keyword_weight)
+        return reciprocal_rank_fusion(lists, k=self.rrf_k, weights=weights)
+
+    def _with_phrases(self, phrases: tuple[str, ...], lists: list[list[str]], chunks: dict[str, Chunk]) -> list[str]:
+        """Candidates whose text holds every quoted phrase (case and spacing ignored), in fused order: BM25
+        has no positions, so "net income" would otherwise rank like "income ... net"."""
+        order = [cid for cid, _ in reciprocal_rank_fusion(lists, k=self.rrf_k)]
+        self._fetch_missing(chunks, order)
+        wanted = [_normalised(p) for p in phrases]
+        return [cid for cid in order if cid in chunks
+                and all(p in _normalised(chunks[cid].index_text) for p in wanted)]
+
+    def _fetch_missing(self, chunks: dict[str, Chunk], ids: list[str]) -> None:
+        missing = [cid for cid in ids if cid not in chunks]
+        if missing:
+            chunks.update((c.id, c) for c in self._store.get_chunks(missing))
