@@ -17,6 +17,7 @@ from pathlib import Path
 from advanced_retrieval.bm25 import BM25Index, BM25IndexError, ids_hash
 from advanced_retrieval.keyword_index import KeywordIndex
 from advanced_retrieval.locking import LockTimeout, WriteLock
+from advanced_retrieval.originals import Originals
 from advanced_retrieval.retriever import HybridRetriever
 from document_processor import DocumentError, Limits, ParsedDocument, parse_bytes, parse_file, sanitize_name
 from vector_db import DocumentRecord, StoreError
@@ -66,14 +67,18 @@ class KnowledgeBase:
         limits: parsing limits (document_processor.Limits).
         isolate: parse in a child process with time and memory limits (False only for trusted files).
         lock_timeout: seconds a write waits for another writer before failing.
+        originals_dir: where a copy of each indexed file is kept for the source viewer (default: "originals"
+            beside `bm25_dir`).
 
     Opening runs store.recover() and checks the saved BM25 index against the store (generation, chunk count
     and ids hash), rebuilding it when missing or stale; `recovery_messages` says what was repaired.
     """
 
     def __init__(self, store, bm25_dir: Path, embedder, *, lock_path: Path | None = None,
-                 limits: Limits | None = None, isolate: bool = True, lock_timeout: float = 600.0):
+                 limits: Limits | None = None, isolate: bool = True, lock_timeout: float = 600.0,
+                 originals_dir: Path | None = None):
         bm25_dir = Path(bm25_dir)
+        self.originals = Originals(originals_dir or bm25_dir.parent / "originals")
         self.store = store
         self.limits = limits or Limits()
         self.isolate = isolate
@@ -82,6 +87,7 @@ class KnowledgeBase:
         self._retriever = HybridRetriever(store, self.keyword_index, embedder)
         with self._lock.hold():
             self.recovery_messages = store.recover() + self.keyword_index.open(store)
+            self.recovery_messages += self.originals.prune(d.doc_id for d in store.documents())
         for message in self.recovery_messages:
             log.warning("knowledge base repaired on open: %s", message)
 
@@ -99,14 +105,14 @@ class KnowledgeBase:
             digest = _file_sha256(path)
         except OSError as e:
             return IngestResult(shown, "failed", reason=f"cannot read the file: {e.strerror or e}", kind="io")
-        return self._ingest(shown, digest, progress, started,
+        return self._ingest(shown, digest, progress, started, path,
                             lambda report: parse_file(path, name=shown, limits=self.limits,
                                                       isolate=self.isolate, progress=report))
 
     def ingest_bytes(self, data: bytes, name: str, *, progress: Progress | None = None) -> IngestResult:
         """Index an upload's bytes under `name`; never raises for bad content."""
         shown, started = sanitize_name(name), time.monotonic()
-        return self._ingest(shown, hashlib.sha256(data).hexdigest(), progress, started,
+        return self._ingest(shown, hashlib.sha256(data).hexdigest(), progress, started, data,
                             lambda report: parse_bytes(data, shown, limits=self.limits,
                                                        isolate=self.isolate, progress=report))
 
@@ -122,7 +128,7 @@ class KnowledgeBase:
                                             kind="error"))
         return results
 
-    def _ingest(self, name: str, doc_id: str, progress: Progress | None, started: float,
+    def _ingest(self, name: str, doc_id: str, progress: Progress | None, started: float, source: Path | bytes,
                 parse: Callable) -> IngestResult:
         # doc_id is the sha256 of the bytes (document_processor.parsing), so a duplicate costs no parsing
         duplicate = self._duplicate(doc_id, name, started)
@@ -146,9 +152,22 @@ class KnowledgeBase:
                                 seconds=time.monotonic() - started)
         try:
             with self._lock.hold():
-                return self._write(parsed, report, started)
+                result = self._write(parsed, report, started)
         except (StoreError, LockTimeout, BM25IndexError, OSError) as e:
             return IngestResult(name, "failed", reason=str(e), kind="store", seconds=time.monotonic() - started)
+        if result.status in ("indexed", "replaced"):
+            self._keep_original(parsed, source)
+        return result
+
+    def _keep_original(self, parsed: ParsedDocument, source: Path | bytes) -> None:
+        try:
+            self.originals.keep(parsed.doc_id, Path(parsed.file_name).suffix, source)
+        except OSError as e:  # the document is indexed; only the page/slide view falls back to the chunk text
+            log.warning("could not keep a copy of %s for the source viewer: %s", parsed.file_name, e)
+
+    def original_path(self, doc_id: str) -> Path | None:
+        """The stored copy of an indexed file (for the source viewer), or None."""
+        return self.originals.path(doc_id)
 
     def _duplicate(self, doc_id: str, name: str, started: float) -> IngestResult | None:
         record = self.store.get_document(doc_id)
@@ -183,6 +202,7 @@ class KnowledgeBase:
         try:
             for record in older:
                 self.store.delete_document(record.doc_id)
+                self.originals.remove(record.doc_id)
                 index = index.without_documents([record.doc_id], generation=self.store.generation())
         except StoreError as e:  # the new version is in place; recover() drops the older one on next open
             log.warning("could not remove the previous version of %s: %s", older[0].file_name, e)
@@ -216,6 +236,7 @@ class KnowledgeBase:
                 return None
             base = self.keyword_index.current(self.store)
             self.store.delete_document(record.doc_id)
+            self.originals.remove(record.doc_id)
             self.keyword_index.publish(base.without_documents([record.doc_id], generation=self.store.generation()))
         return record
 
@@ -223,6 +244,7 @@ class KnowledgeBase:
         """Remove every document from both indexes."""
         with self._lock.hold():
             self.store.clear()
+            self.originals.clear()
             self.keyword_index.publish(BM25Index(params=self.keyword_index.params, generation=self.store.generation()))
 
     def check(self) -> dict:

@@ -236,3 +236,29 @@ def test_real_office_and_pdf_documents(shared_data, tmp_path, fake_embedder):
         query = " ".join(chunk.text.split()[:8])
         assert result.file_name in found(kb, query, "hybrid")
     assert kb.check()["consistent"]
+
+
+def test_originals_follow_ingest_replace_delete_clear_and_restart(tmp_path, fake_embedder):
+    kb = open_kb(tmp_path, fake_embedder)
+    first = kb.ingest_bytes(b"Version one of the plan.", "plan.txt")
+    assert kb.original_path(first.doc_id).read_bytes() == b"Version one of the plan."
+    assert kb.original_path(first.doc_id).parent == tmp_path / "originals"
+    second = kb.ingest_bytes(b"Version two of the plan.", "plan.txt")
+    assert second.status == "replaced"
+    assert kb.original_path(first.doc_id) is None
+    assert kb.original_path(second.doc_id).read_bytes() == b"Version two of the plan."
+    path_like = kb.ingest_bytes(b"Escape attempt.", "../../evil.txt")
+    assert kb.original_path(path_like.doc_id).parent == tmp_path / "originals"
+    kb.delete("plan.txt")
+    assert kb.original_path(second.doc_id) is None
+    (tmp_path / "originals" / ("f" * 64 + ".pdf")).write_bytes(b"orphan")  # e.g. a crash between delete steps
+    reopened = open_kb(tmp_path, fake_embedder)
+    assert sorted(p.name.split(".")[0] for p in (tmp_path / "originals").iterdir()) == [path_like.doc_id]
+    reopened.clear()
+    assert reopened.original_path(path_like.doc_id) is None
+
+
+def test_a_failed_file_keeps_no_original(kb, tmp_path):
+    result = kb.ingest_bytes(b"", "empty.txt")
+    assert result.status == "failed"
+    assert not (tmp_path / "originals").exists() or not any((tmp_path / "originals").iterdir())
