@@ -1,34 +1,42 @@
-"""The offline brain: rule-based planning, extractive answers that quote the documents, lexical verification.
+"""The offline brain: rule-based planning, extractive answers that quote the documents, checks without a model.
 
-It quotes; it does not generate. A sub-question is answered only when a passage passes the relevance gate
-(its retrieval scores and its share of the question's words); otherwise it says NOT_FOUND instead of guessing.
+It quotes; it does not generate. A sub-question is answered only when a window of a passage passes the
+relevance gate (see agentic_rag.extract); otherwise it says NOT_FOUND instead of guessing. Its verifier asks
+two things of every quote: is it really in the cited passage, and does it address what was asked.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
-from agentic_rag.rules import plan_question
-from agentic_rag.text import numbers, overlap, sentences, terms
+from agentic_rag.extract import (
+    Ask,
+    Gate,
+    Window,
+    add_cosine,
+    passes,
+    pick,
+    render,
+    score_windows,
+    units_of,
+    windows_of,
+    with_context,
+)
+from agentic_rag.matching import forms_of
+from agentic_rag.rules import classify, plan_question
+from agentic_rag.text import sentences
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, Analysis, BrainReply, ContextBlock, Coverage
-from agentic_rag.verify import FOUND_PREFIX, ClaimDraft, lexical_verdict
+from agentic_rag.verify import FOUND_PREFIX, ClaimDraft, offline_verdict
 
-# Calibrated in tests/test_agentic_rag.py (planted facts answered, unanswerable questions refused).
-MIN_TERM_SHARE = 0.5  # of a sub-question's content words that its passage (with title and file name) must hold
-MIN_COSINE = 0.3  # cosine a passage needs when BM25 did not find it at all
-MIN_SENTENCE_SHARE = 0.34  # of the content words a quoted sentence itself must hold (beyond the first quote)
-MAX_QUOTE_CHARS = 400
-NUMBER_BONUS = 0.5  # "how many / how much" wants a sentence with a number the question does not give
-PASSAGE_WEIGHT = 0.5  # a sentence's score: its own share of the words + this x its passage's share
-RANK_PENALTY = 0.02  # per retrieval rank, to break ties in favour of the retriever's order
-COSINE_WEIGHT = 0.3  # x cosine(sentence, question) when an embedder is given
-SECOND_QUOTE = 0.75  # a further quote must score at least this share of the best one
 HEADER = f"{OFFLINE_LABEL} — quoted from the documents, not generated."
+QUOTE_LIMITS = {"list": 3, "summary": 3, "comparison": 2}  # quotes per sub-question; others: DEFAULT_QUOTES
+DEFAULT_QUOTES = 2
+MEMO_SIZE = 4096
 
 
 @dataclass(frozen=True)
@@ -40,11 +48,65 @@ class Draft:
 
 
 @dataclass(frozen=True)
+class Passages:
+    """The numbered passages, cut into units, with the word forms of their labels and of their documents."""
+
+    blocks: tuple[ContextBlock, ...]
+    units: dict = field(default_factory=dict)  # block number -> units
+    forms: dict = field(default_factory=dict)  # block number -> forms of its text, file name and headings
+    labels: dict = field(default_factory=dict)  # block number -> forms of its file name and headings
+    documents: dict = field(default_factory=dict)  # doc id -> forms of every passage of it
+
+    @classmethod
+    def of(cls, blocks: Sequence[ContextBlock]) -> Passages:
+        """Units and word forms of every block, read once for all the sub-questions."""
+        labels = {b.n: forms_of(_label(b)) for b in blocks}
+        forms = {b.n: labels[b.n] | forms_of(b.chunk.text) for b in blocks}
+        documents: dict[str, set[str]] = {}
+        for b in blocks:
+            documents.setdefault(b.chunk.doc_id, set()).update(forms[b.n])
+        return cls(tuple(blocks), {b.n: units_of(b.chunk.text) for b in blocks}, forms, labels,
+                   {d: frozenset(f) for d, f in documents.items()})
+
+    def named(self, ask: Ask, doc_id: str) -> bool:
+        """Whether the retrieved passages of `doc_id` hold every name and number of the question."""
+        return _names_ok(ask, self.documents.get(doc_id, frozenset()))
+
+
+@dataclass(frozen=True)
+class Memo:
+    """The embedder, remembering the vectors of the texts it embedded: a retry round and the verifier look at
+    the same quotes again, and embedding is the slow part of answering offline. At most MEMO_SIZE texts."""
+
+    embedder: object
+    vectors: dict
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of `texts`, embedding only those not seen before."""
+        new = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if new:
+            if len(self.vectors) + len(new) > MEMO_SIZE:
+                self.vectors.clear()
+            self.vectors.update(zip(new, np.asarray(self.embedder.embed(new)), strict=True))
+        return np.asarray([self.vectors[t] for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query vector (not remembered: it is cheap, and a query may be embedded differently)."""
+        return np.asarray(self.embedder.embed_query(text))
+
+
+@dataclass(frozen=True)
 class OfflineBrain:
-    """No model, no network: rules, quotes and word overlap. `embedder` (optional) sharpens sentence choice."""
+    """No model, no network: rules, quotes and word matching. `embedder` (optional) sharpens the choice of quotes
+    and the verdicts. `gate` is the relevance a quote needs (see agentic_rag.extract.Gate)."""
 
     embedder: object | None = None
+    gate: Gate = Gate()
     mode: ClassVar[str] = "offline"
+    _vectors: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _embedder(self) -> Memo | None:
+        return Memo(self.embedder, self._vectors) if self.embedder is not None else None
 
     def plan(self, question: str, history: Sequence[tuple[str, str]] = (), **_) -> BrainReply:
         """Analysis and sub-questions from rules (see agentic_rag.rules)."""
@@ -52,7 +114,7 @@ class OfflineBrain:
 
     def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
                coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, **_) -> BrainReply:
-        """Quote the best sentences per sub-question, each with its citation; NOT_FOUND where nothing fits."""
+        """Quote the best sentences or rows per sub-question, each with its citation; NOT_FOUND where nothing fits."""
         if analysis.checks_every_document:
             draft = _coverage_answer(analysis, coverage, blocks)
         else:
@@ -62,17 +124,28 @@ class OfflineBrain:
                 on_token(line)
         return BrainReply(draft)
 
-    def verify(self, drafts: Sequence[ClaimDraft], blocks: Sequence[ContextBlock], **_) -> BrainReply:
-        """Per claim: words and numbers of the claim found in the cited passage (see verify.lexical_verdict)."""
+    def verify(self, drafts: Sequence[ClaimDraft], blocks: Sequence[ContextBlock], question: str = "",
+               **_) -> BrainReply:
+        """Per claim: in the cited passage (verbatim or by words and numbers), and addressing the question or the
+        sub-question that found its passage (see verify.offline_verdict)."""
         by_n = {b.n: b for b in blocks}
-        return BrainReply((tuple(lexical_verdict(i, d, by_n) for i, d in enumerate(drafts)), ()))
+        # What "addresses" a request for a summary is not a matter of its words: only grounding is checked.
+        summary = bool(question) and classify(question) == "summary"
+        verdicts = tuple(offline_verdict(i, d, by_n, () if summary else _targets(question, d, by_n),
+                                         self._embedder()) for i, d in enumerate(drafts))
+        return BrainReply((verdicts, ()))
+
+    def quotes(self, question: str, qtype: str, blocks: Sequence[ContextBlock]) -> list[tuple[int, str]]:
+        """(passage number, quote) pairs answering `question` from `blocks`, best first; [] when none passes."""
+        return self._quotes(Ask.of(question, qtype), qtype, list(blocks), Passages.of(blocks))
 
     def _extract(self, analysis: Analysis, subs: Sequence[str], blocks: Sequence[ContextBlock]) -> Draft:
+        passages = Passages.of(blocks)
         sections, unanswered = [], []
         for sub in subs:
             # A retry round searches a missing sub-question again under the same text, so its hits count too.
             own = [b for b in blocks if sub in b.queries] or (list(blocks) if len(subs) == 1 else [])
-            quotes = self._quotes(sub, analysis.question_type, own)
+            quotes = self._quotes(Ask.of(sub, analysis.question_type), analysis.question_type, own, passages)
             if not quotes:
                 unanswered.append(sub)
             body = "\n".join(f'"{q}" [{n}]' for n, q in quotes) or NOT_FOUND
@@ -81,69 +154,50 @@ class OfflineBrain:
             sections = [NOT_FOUND + _closest(blocks)]
         return Draft(HEADER + "\n\n" + "\n\n".join(sections), tuple(unanswered))
 
-    def _quotes(self, question: str, qtype: str, blocks: Sequence[ContextBlock]) -> list[tuple[int, str]]:
-        qterms = set(terms(question, drop_query_words=True))
-        specific = _specific_terms(question)
-        relevant = [b for b in blocks if _passes_gate(b, qterms, specific, qtype)]
-        asked = numbers(question)  # a number the question already gives is not an answer to "how many"
-        scored = []
-        for b in relevant:
-            share = overlap(qterms, _haystack(b))
-            # Words the passage's file name or headings already carry need not be in the sentence too.
-            own = (qterms - set(terms(_label(b)))) or qterms
-            for s in sentences(b.chunk.text):
-                s_share = overlap(own, s)
-                if s_share == 0 and qtype != "summary":
-                    continue
-                bonus = NUMBER_BONUS if qtype == "numeric" and numbers(s) - asked else 0.0
-                scored.append((s_share + PASSAGE_WEIGHT * share + bonus - RANK_PENALTY * b.hit.rank, b.n, s, s_share))
-        if not scored:
+    def _quotes(self, ask: Ask, qtype: str, blocks: list[ContextBlock], passages: Passages) -> list[tuple[int, str]]:
+        if not _names_ok(ask, frozenset().union(*passages.documents.values())):
+            return []  # a name or number no retrieved passage holds: the documents do not know it
+        windows = _unique(w for b in blocks for w in windows_of(b, passages.units[b.n]))
+        if not windows:
             return []
-        scored = self._rerank(question, scored)
-        best = scored[0][0]
-        limit = 3 if qtype in ("list", "summary", "comparison") else 2
-        picked = [scored[0]] + [x for x in scored[1:] if x[0] >= SECOND_QUOTE * best and x[3] >= MIN_SENTENCE_SHARE]
-        unique = {_trim(s): n for _, n, s, _ in reversed(picked)}  # overlapping chunks repeat sentences
-        return [(unique[q], q) for q in dict.fromkeys(_trim(s) for _, _, s, _ in picked)][:limit]
-
-    def _rerank(self, question: str, scored: list[tuple]) -> list[tuple]:
-        """Add COSINE_WEIGHT x cosine(sentence, question) when an embedder is given; best first."""
-        if self.embedder is not None and scored:
-            vectors = np.asarray(self.embedder.embed([s for _, _, s, _ in scored]))
-            cos = vectors @ np.asarray(self.embedder.embed_query(question))
-            scored = [(x[0] + COSINE_WEIGHT * float(c), *x[1:]) for x, c in zip(scored, cos, strict=True)]
-        return sorted(scored, key=lambda x: -x[0])
+        scored = add_cosine(ask, score_windows(ask, windows, passages), self._embedder())
+        ok = _acceptable(self.gate, ask, summary=qtype == "summary")
+        chosen = pick([w for w in scored if ok(w)], QUOTE_LIMITS.get(qtype, DEFAULT_QUOTES))
+        chosen = [with_context(w, passages.units[w.block.n]) for w in chosen]
+        quotes = {render(w): w.block.n for w in reversed(chosen)}  # the same words from two passages: cite the first
+        return [(quotes[q], q) for q in dict.fromkeys(render(w) for w in chosen)]
 
 
-def _passes_gate(block: ContextBlock, qterms: set[str], specific: set[str], qtype: str) -> bool:
-    """Relevant enough to quote: found by BM25 or by a close enough vector, holding the question's words."""
-    hit = block.hit
-    retrieved = (hit.bm25_score or 0.0) > 0 or (hit.vector_score or 0.0) >= MIN_COSINE or hit.strategy == "scan"
-    if not retrieved:
-        return False
-    haystack = set(terms(_haystack(block)))
-    if not specific <= haystack:
-        return False
-    return qtype == "summary" or overlap(qterms, _haystack(block)) >= MIN_TERM_SHARE
+def _acceptable(gate: Gate, ask: Ask, *, summary: bool) -> Callable[[Window], bool]:
+    """The test every quoted window must pass; a summary quotes the best-matching passages, whatever they hold."""
+    def ok(window: Window) -> bool:
+        return summary or passes(gate, ask, window)
+
+    return ok
+
+
+def _names_ok(ask: Ask, document_forms: frozenset[str]) -> bool:
+    """Every name and number of the question is somewhere in what was retrieved of the document."""
+    return all(c.met(document_forms) for c in ask.concepts if c.specific)
+
+
+def _unique(windows) -> list[Window]:
+    """One window per text: overlapping chunks repeat sentences; the earliest passage keeps them."""
+    seen: dict[str, Window] = {}
+    for w in windows:
+        seen.setdefault(w.text, w)
+    return list(seen.values())
+
+
+def _targets(question: str, draft: ClaimDraft, by_n: dict[int, ContextBlock]) -> tuple[str, ...]:
+    """What a claim may be answering: the question, or a sub-question that retrieved its passage."""
+    found = [q for n in draft.citations if n in by_n for q in by_n[n].queries if not q.startswith('"')]
+    return tuple(dict.fromkeys([question, *found] if question else found))
 
 
 def _label(block: ContextBlock) -> str:
     c = block.chunk
     return f"{re.sub(r'[_.-]', ' ', c.file_name)} {' '.join(c.heading_path)} {c.context}"
-
-
-def _haystack(block: ContextBlock) -> str:
-    return f"{_label(block)} {block.chunk.text}"
-
-
-def _specific_terms(question: str) -> set[str]:
-    """Names and numbers of the question (capitalised words after the first, digits): a passage must hold all."""
-    out = set()
-    tokens = re.findall(r"[^\W_]+(?:['’][^\W_]+)*", question)
-    for i, tok in enumerate(tokens):
-        if tok[0].isdigit() or (i > 0 and tok[0].isupper()):
-            out.update(terms(tok, drop_query_words=True))
-    return out
 
 
 def _coverage_answer(analysis: Analysis, coverage: Sequence[Coverage], blocks: Sequence[ContextBlock]) -> Draft:
@@ -157,7 +211,7 @@ def _coverage_answer(analysis: Analysis, coverage: Sequence[Coverage], blocks: S
         if c.mentioned and c.hit is not None:
             quote = next((s for s in sentences(c.hit.chunk.text) if _says(s, concept)), c.hit.chunk.text)
             n = by_chunk.get(c.hit.chunk.id)
-            present.append(f'- {c.file_name}: "{_trim(quote)}"' + (f" [{n}]" if n else ""))
+            present.append(f'- {c.file_name}: "{_clean(quote)}"' + (f" [{n}]" if n else ""))
     no = f"Not mentioned in: {', '.join(absent)}." if absent else "Every document mentions it."
     yes = "Mentioned in:\n" + "\n".join(present) if present else "No document mentions it."
     parts = [no, yes] if analysis.question_type == "negation" else [yes, no]
@@ -166,8 +220,8 @@ def _coverage_answer(analysis: Analysis, coverage: Sequence[Coverage], blocks: S
 
 
 def _says(sentence: str, concept: str) -> bool:
-    wanted = set(terms(concept))
-    return concept.lower() in sentence.lower() or (bool(wanted) and wanted <= set(terms(sentence)))
+    wanted = forms_of(concept)
+    return concept.lower() in sentence.lower() or (bool(wanted) and wanted <= forms_of(sentence))
 
 
 def _closest(blocks: Sequence[ContextBlock]) -> str:
@@ -177,7 +231,5 @@ def _closest(blocks: Sequence[ContextBlock]) -> str:
     return f"\n{FOUND_PREFIX} (not an answer): " + "; ".join(places) + "."
 
 
-def _trim(sentence: str) -> str:
-    s = " ".join(sentence.split()).replace('"', "'")
-    return s if len(s) <= MAX_QUOTE_CHARS else s[:MAX_QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
-
+def _clean(sentence: str) -> str:
+    return " ".join(sentence.split()).replace('"', "'")

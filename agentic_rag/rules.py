@@ -44,6 +44,22 @@ _SPLIT_CONJUNCTION = re.compile(r"\s*(?:;|,?\s+and\s+(?=(?:what|who|when|where|w
                                 r"was|were|can)\b))\s*", re.IGNORECASE)
 
 
+_INSTRUCTION = re.compile(r"^(?:please\s+)?(?:give|round|answer|base|provide|use|using|respond|address|assume|"
+                          r"express|calculate|compute|show|state|report|keep|format|return|note|consider|ignore|do "
+                          r"not|don't|be|make sure|include|exclude|focus|rely|refer|limit|list your|explain your)\b",
+                          re.IGNORECASE)
+# "How many layers do A and B each have?": one question about two things, asked of each.
+_EACH = re.compile(r"^(?P<pre>.*?\b(?:do|does|did|are|were|is|was|have|has|had))\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+"
+                   r"(?:each|both|respectively)\b\s*(?P<post>[^?]*)\??$", re.IGNORECASE)
+# "... when training A and when pre-training B": the second part repeats the lead word and borrows the rest.
+_LEAD = re.compile(r"^(when|while|during|after|before|for|in|on|at|with)\b", re.IGNORECASE)
+_AUX = r"(?:is|are|was|were|do|does|did|has|have|had|can|will)"
+_AUX_TAIL = re.compile(r"\b" + _AUX + r"\s+\S.*$", re.IGNORECASE)
+# "How many layers, what hidden size" before "and how many heads does X have": asks without a verb of their own.
+_BARE_ASKS = re.compile(r"^(?:(?:how (?:many|much)|what|which)\s+(?!" + _AUX + r"\b)\w+(?:\s+\w+){0,2}"
+                        r"(?:\s*,\s*|\s+and\s+|$))+$", re.IGNORECASE)
+
+
 def plan_question(question: str, history: Sequence[tuple[str, str]] = ()) -> Plan:
     """Analyse and decompose a question with rules only: the offline twin of the Gemini plan call."""
     analysis = analyze_question(question, history)
@@ -140,7 +156,7 @@ def decompose(analysis: Analysis) -> tuple[str, ...]:
     if analysis.question_type == "comparison":
         subs = _comparison_sides(q)
     if not subs:
-        subs = _questions_in(q)
+        subs = _each_side(q) or _questions_in(q)
     return tuple(dict.fromkeys(s for s in subs if terms(s)))[:MAX_SUB_QUESTIONS] or (q,)
 
 
@@ -179,10 +195,38 @@ def _inline_list(text: str) -> list[str]:
 
 def _questions_in(question: str) -> list[str]:
     parts = [p.strip() for p in re.split(r"(?<=\?)\s+", question) if p.strip()]
+    asked = [p for p in parts if not _INSTRUCTION.match(p) or p.endswith("?")]
+    # "Round your answer to two decimals.": how to answer, not something to look up (kept when all there is).
+    parts = asked or parts
     out = []
     for part in parts:
-        out.extend(p.strip(" ,") for p in _SPLIT_CONJUNCTION.split(part) if p.strip(" ,"))
+        out.extend(_share_clauses([p.strip(" ,") for p in _SPLIT_CONJUNCTION.split(part) if p.strip(" ,")]))
     return [p if p.endswith("?") or len(out) == 1 else p + "?" for p in out]
+
+
+def _share_clauses(pieces: list[str]) -> list[str]:
+    """Pieces of one question made whole: a trailing 'when B' borrows what came before the first 'when', and
+    verbless asks ('how many layers, what hidden size') borrow the verb and subject of the last piece."""
+    out = list(pieces)
+    for i in range(1, len(out)):
+        lead = _LEAD.match(out[i])
+        at = out[i - 1].lower().rfind(f" {lead.group(1).lower()} ") if lead else -1
+        if at > 0:
+            out[i] = f"{out[i - 1][:at]} {out[i]}"
+    tail = _AUX_TAIL.search(out[-1]) if len(out) > 1 else None
+    if tail:
+        out = [f"{p.rstrip(' ?,')} {tail.group(0)}" if i < len(out) - 1 and _BARE_ASKS.match(p.rstrip(" ?"))
+               else p for i, p in enumerate(out)]
+    return out
+
+
+def _each_side(question: str) -> list[str]:
+    """'How many layers do A and B each have?' -> the same question about A, then about B; [] otherwise."""
+    m = _EACH.match(question.strip())
+    if not m:
+        return []
+    post = f" {m.group('post').strip()}" if m.group("post").strip() else ""
+    return [f"{m.group('pre')} {side.strip()}{post}?" for side in (m.group("a"), m.group("b"))]
 
 
 def _comparison_sides(question: str) -> list[str]:

@@ -126,9 +126,26 @@ def unwrap(text: str) -> str:
 
 
 def _keeps_break(prev: str, line: str) -> bool:
-    if prev.endswith((".", "!", "?", ":", ";")) or _STRUCTURAL.search(prev) or _STRUCTURAL.search(line):
+    if prev.endswith((".", "!", "?", ":", ";")) or _STRUCTURAL.search(line) or "|" in prev:
+        return True
+    if _STRUCTURAL.search(prev):  # a list item: its wrapped continuation starts in lower case
+        return not line[:1].islower()
+    if tabular(prev) or tabular(line):
         return True
     return len(prev.split()) <= 6 and line[:1].isupper()  # a short line before a capital: a heading or a label
+
+
+_CELL = re.compile(r"^[-+(]?[$€£]?\d[\d,.]*%?\)?$|^[-–—]$")
+
+
+def tabular(line: str) -> bool:
+    """A row of a table a PDF flattened into text: mostly figures ("Net sales $ 4,321 $ 3,900"), no full stop.
+
+    Such lines keep their breaks, so a row is quoted as a row and not as one run-on "sentence" of numbers.
+    """
+    tokens = [t for t in line.split() if t not in ("$", "€", "£", "%", "·")]
+    figures = sum(1 for t in tokens if _CELL.match(t))
+    return figures >= 2 and figures * 2 >= len(tokens) and not line.rstrip().endswith(".")
 
 
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')

@@ -10,14 +10,21 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from agentic_rag.extract import EMBED_CHARS, Ask
+from agentic_rag.matching import forms_of, near
 from agentic_rag.text import cited_numbers, numbers, overlap, sentences, strip_citations, terms, unwrap
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, VERDICT_SCORE, Claim, ContextBlock, Coverage, Verdict
 
 SUPPORTED_OVERLAP = 0.8  # share of a claim's content words its passage must contain to support it
 PARTIAL_OVERLAP = 0.5
+ADDRESSES = 0.6  # weighted share of a question's concepts a quote (with its passage's names) must hold to answer it
+TOUCHES = 0.35  # below this share a quote is beside the point, however verbatim
+MIN_COSINE = 0.15  # cosine (quote, question) below which a quote is only partial, when an embedder is given ...
+STRONG = 0.75  # ... unless it holds this share of the question's concepts
 MIN_CLAIM_TERMS = 2  # shorter lines are framing ("Here is what I found:"), not claims
 FOUND_PREFIX = "Closest passages"
 _NEGATIVE = re.compile(r"\b(?:not|no|never|none|neither|nor|without)\b|n't\b", re.IGNORECASE)
+_QUOTE_LINE = re.compile(r'(?:[^"“]{0,80}:\s*)?(?:"[^"\n]+"|“[^”\n]+”)(?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+\s*[.]?')
 _PAGE_REF = re.compile(r"\b(?:page|p\.|pp\.)\s*(\d+)", re.IGNORECASE)
 _FLAGS = {"unsupported": " ⚠ (not supported by the cited passages)", "partial": " (⚠ only partly supported)"}
 
@@ -44,7 +51,9 @@ def split_claims(answer: str) -> tuple[ClaimDraft, ...]:
         stripped = line.strip()
         if _is_framing(stripped):
             continue
-        for segment in sentences(re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", stripped)):
+        item = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", stripped)
+        # A quotation with its citation is one claim however many sentences it quotes.
+        for segment in ([item] if _QUOTE_LINE.fullmatch(item) else sentences(item)):
             clean = strip_citations(segment).strip(" -*")
             if NOT_FOUND.rstrip(".") in clean or len(terms(clean)) < MIN_CLAIM_TERMS or clean.endswith(":"):
                 continue
@@ -64,7 +73,7 @@ def lexical_verdict(index: int, claim: ClaimDraft, blocks: Mapping[int, ContextB
         return Verdict(index, "unsupported", 0, "no citation to check")
     body = _quoted(claim.text)
     best = max(cited, key=lambda b: overlap(set(terms(claim.text)), b.chunk.index_text))
-    if body and _normal(body) in _normal(best.chunk.index_text):
+    if body and _verbatim(body, best.chunk.index_text):
         return Verdict(index, "supported", best.n, "quoted verbatim")
     share = overlap(set(terms(claim.text)), best.chunk.index_text)
     numbers_ok = numbers(claim.text) <= numbers(" ".join(b.chunk.index_text for b in cited))
@@ -74,6 +83,60 @@ def lexical_verdict(index: int, claim: ClaimDraft, blocks: Mapping[int, ContextB
         why = "a number is not in the passage" if not numbers_ok else f"only {share:.0%} of its words"
         return Verdict(index, "partial", best.n, why)
     return Verdict(index, "unsupported", best.n, f"only {share:.0%} of its words in the passage")
+
+
+def offline_verdict(index: int, claim: ClaimDraft, blocks: Mapping[int, ContextBlock], targets: Sequence[str],
+                    embedder=None) -> Verdict:
+    """A quote is supported when it is in its cited passage AND addresses what was asked.
+
+    `targets` are what the claim may answer (the question, the sub-question that found its passage); the best
+    fit counts. A verbatim quote that holds too little of the question is partial or unsupported, so that the
+    confidence computed from the verdicts means something.
+    """
+    grounded = lexical_verdict(index, claim, blocks)
+    cited = [blocks[n] for n in claim.citations if n in blocks]
+    if grounded.verdict == "unsupported" or not cited or not targets:
+        return grounded
+    share, focused, cosine, number, target = max(_fit(t, claim.text, cited, embedder) for t in targets)
+    about = f"{share:.0%} of what '{target.rstrip('?')}' asks"
+    if share < TOUCHES or not focused:
+        why = f"it holds {about}" if focused else "it does not say what is asked for"
+        return replace(grounded, verdict="unsupported",
+                       reason=f"{grounded.reason}, but it does not answer the question ({why})")
+    if embedder is not None and cosine < MIN_COSINE and share < STRONG:
+        why = f"it is hardly related to '{target.rstrip('?')}' (cosine {cosine:.2f})"
+    elif not number:
+        why = "it states no number next to what the question counts"
+    elif share < ADDRESSES:
+        why = f"it holds only {about}"
+    else:
+        return replace(grounded, reason=f"{grounded.reason}; it holds {about}")
+    return replace(grounded, verdict="partial", reason=f"{grounded.reason}, but {why}")
+
+
+def _fit(question: str, text: str, cited: Sequence[ContextBlock], embedder) -> tuple:
+    """How well a claim answers `question`: (weighted share of its concepts in the quote and its headings, its
+    names and numbers also anywhere in the cited passages; whether the quote holds one of the words saying what
+    is asked for; cosine to the question or 0.0; whether a number asked for is stated; the question)."""
+    ask = Ask.of(question)
+    body = _quote_body(text)
+    close = forms_of(body + " " + " ".join(" ".join(b.chunk.heading_path) for b in cited))
+    around = forms_of(" ".join(f"{b.chunk.file_name} {b.chunk.index_text}" for b in cited))
+    total = sum(c.weight for c in ask.concepts)
+    held = sum(c.weight for c in ask.concepts if c.met(close) or (c.specific and c.met(around)))
+    focused = not ask.focus or any(c.met(close) for c in ask.focus)
+    cosine = 0.0
+    if embedder is not None:
+        cosine = float(embedder.embed([body[:EMBED_CHARS]])[0] @ embedder.embed_query(question))
+    # "How many layers": a number next to "layers", not a year or a figure number elsewhere in the quote.
+    number = not ask.counts or near(ask.focus or ask.concepts, body, ask.given_numbers)
+    return (held / total if total else 0.0), focused, cosine, number, question
+
+
+def _quote_body(text: str) -> str:
+    """What a claim quotes (the whole claim when it quotes nothing)."""
+    m = re.search(r"[\"“](.+?)[\"”]", text)
+    return m.group(1) if m else text
 
 
 def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, ContextBlock],
@@ -87,7 +150,8 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
     cited = [blocks[n] for n in draft.citations]
     if not cited:
         return _uncited(claim, coverage)
-    pages = {int(p) for p in _PAGE_REF.findall(draft.text)}
+    # A page named inside a quotation is the quoted document's own cross-reference, not a claim about the source.
+    pages = {int(p) for p in _PAGE_REF.findall(re.sub(r'"[^"\n]*"|“[^”\n]*”', " ", draft.text))}
     on = {b.chunk.location.page for b in cited}
     if pages and not pages & on:
         return replace(claim, verdict="unsupported", reason=f"names page {min(pages)}, but its passage is elsewhere")
@@ -145,6 +209,13 @@ def flag_answer(answer: str, drafts: Sequence[ClaimDraft], claims: Sequence[Clai
 def _quoted(text: str) -> str:
     m = re.search(r"[\"“](.+?)[\"”]", text)
     return m.group(1).strip(" .…") if m else ""
+
+
+def _verbatim(quote: str, passage: str) -> bool:
+    """Every piece of the quote (pieces are joined by '…' where words were left out) is in the passage."""
+    pieces = [p for p in re.split(r"\s*…\s*", quote) if p.strip(" .")]
+    haystack = _normal(passage)
+    return bool(pieces) and all(_normal(p) in haystack for p in pieces)
 
 
 def _normal(text: str) -> str:

@@ -17,11 +17,13 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from advanced_retrieval import Filters, Hit
 from agentic_rag import NOT_FOUND, OFFLINE_LABEL, Budgets, OfflineBrain, build_agent, make_gemini_brain
 from agentic_rag.context import build_context, check_document, mentions
+from agentic_rag.extract import units_of
 from agentic_rag.gemini import content_text, parse_json
+from agentic_rag.matching import coverage, forms_of, near, query_concepts
 from agentic_rag.rules import analyze_question, classify, decompose, negation_target, resolve_follow_up
 from agentic_rag.text import cited_numbers, detect_language, numbers, sentences
 from agentic_rag.types import ContextBlock, Coverage, Verdict
-from agentic_rag.verify import check_claim, confidence, flag_answer, split_claims
+from agentic_rag.verify import check_claim, confidence, flag_answer, offline_verdict, split_claims
 from document_processor import Chunk, Location, chunk_id
 
 SECRET = "AIzaTEST-not-a-real-key-0123456789"
@@ -755,3 +757,224 @@ def test_a_retry_round_looks_deeper_and_fills_the_missing_part(chunks, fake_embe
     assert NOT_FOUND not in result.answer
     assert "every Monday at 9:00" in result.answer.split("**When does the steering committee meet**")[1]
     assert result.confidence == 1.0
+
+
+# ---------------------------------------------------------------- offline extraction: matching, units, gate, verdicts
+
+def _block(n, chunk, queries=(), rank=1):
+    return ContextBlock(n, _hit(chunk, rank), tuple(queries))
+
+
+def _concept(question, word):
+    return next(c for c in query_concepts(question) if c.text == word)
+
+
+@pytest.mark.parametrize("question, word, passage", [
+    ("What are the default values of beta1 and beta2?", "beta1", "defaults are α = 0.001, β1 = 0.9, β2 = 0.999"),
+    ("How many layers does BERT-LARGE have?", "LARGE", "BERTLARGE (L=24, H=1024, A=16)"),
+    ("Which corpora were used to pre-train BERT?", "corpora", "For the pre-training corpus we use books"),
+    ("Which corpora were used to pre-train BERT?", "pre", "BERT is pretrained on books"),
+    ("What was JnJ's revenue?", "JnJ", "Johnson & Johnson reported sales of $94.9 billion"),
+    ("What was the FY2022 revenue?", "FY2022", "Sales in fiscal 2022 rose"),
+    ("What was the FY22 revenue?", "FY22", "Sales in 2022 rose"),
+    ("What was Q22023 revenue?", "Q22023", "In the second quarter of 2023"),
+    ("How many units in the US?", "US", "sold in the U.S. market"),
+    ("What were the 10,000 steps for?", "10,000", "for the first 10000 steps"),
+    ("What was Best Buy's revenue?", "Best", "BESTBUY 2023 10K"),
+    ("Which corpora were used?", "corpora", "we use the BooksCorpus and Wikipedia"),
+    ("What was J&J's revenue?", "J", "Johnson & Johnson reported sales"),
+    ("What was the revenue in 2023?", "revenue", "Net sales in 2023 were $4.2 billion"),
+    ("What was the COGS in 2023?", "COGS", "Cost of goods sold rose in 2023"),
+    ("What percentage of tokens are masked?", "percentage", "we mask 15% of all tokens"),
+])
+def test_a_concept_matches_the_ways_documents_spell_it(question, word, passage):
+    assert _concept(question, word).met(forms_of(passage)), (word, sorted(forms_of(passage)))
+
+
+@pytest.mark.parametrize("question, word, passage", [
+    ("What was JnJ's revenue?", "JnJ", "Jones reported sales"),
+    ("What was the FY2022 revenue?", "FY2022", "Sales in fiscal 2021 rose"),
+    ("What was the COGS in 2023?", "COGS", "Cost of sales rose"[:4] + " of goods"),
+    ("What top-1 accuracy does it reach?", "1", "a top-5 error of 3.57%"),
+])
+def test_a_concept_does_not_match_what_merely_looks_alike(question, word, passage):
+    assert not _concept(question, word).met(forms_of(passage))
+
+
+def test_question_concepts_weigh_names_focus_and_light_words():
+    concepts = {c.text: c for c in query_concepts("How many identical layers make up the Transformer's encoder?")}
+    assert "How" not in concepts and "many" not in concepts
+    assert concepts["Transformer"].specific and not concepts["encoder"].specific
+    assert concepts["layers"].focus and concepts["identical"].focus and not concepts["encoder"].focus
+    assert concepts["make"].weight < concepts["encoder"].weight < concepts["layers"].weight
+    # Capitals that start a sentence, or fill a Title Case question, are not names; acronyms and digits are.
+    assert not _concept("Which port? Round your answer.", "Round").specific
+    title = {c.text: c.specific for c in query_concepts("What Is The Highest Real Growth Of Revenue In 2019?")}
+    assert title == {"Highest": False, "Real": False, "Growth": False, "Revenue": False, "2019": True}
+    assert not _concept("What was Q2 revenue?", "Q2").specific  # a period may be "three months ended ..."
+    assert query_concepts("") == () and forms_of("") == frozenset()
+    assert coverage(query_concepts("the of and"), forms_of("anything")) == 0.0
+
+
+def test_a_number_must_stand_next_to_what_is_counted():
+    layers = query_concepts("How many layers?")
+    assert near(layers, "The encoder is composed of a stack of N = 6 identical layers.")
+    assert not near(layers, "a multi-layer encoder described in Vaswani et al. (2017) and in a library")
+    assert not near(layers, "step_num · warmup_steps−1.5 ) (3) for all layers")  # formula and equation numbers
+    assert not near(layers, "12 layers", exclude=frozenset({"12"}))  # a number the question gives
+
+
+def test_units_keep_rows_with_their_header_and_sentences_whole():
+    sheet = "| Site | Technicians | Supervisor |\n| --- | --- | --- |\n| Halden | 12 | Ingrid |\n| Smola | 8 | Per |"
+    units = units_of(sheet)
+    assert [u.text for u in units] == ["| Halden | 12 | Ingrid |", "| Smola | 8 | Per |"]
+    assert {u.header for u in units} == {"| Site | Technicians | Supervisor |"}
+    pdf = ("Results\nOn the ImageNet dataset we evaluate residual nets with a depth of up to 152\nlayers. See the "
+           "note.\n3\nWe report two model sizes:\nBASE (L=12) and LARGE (L=24).\nTransformer (big) 28.4 41.8 2.3\n"
+           "Label Smoothing During training, we employed label smoothing of value ls = 0.1.")
+    texts = [u.text for u in units_of(pdf)]
+    assert "On the ImageNet dataset we evaluate residual nets with a depth of up to 152 layers." in texts
+    assert "3" not in texts  # a footnote mark is not a sentence
+    assert "We report two model sizes: BASE (L=12) and LARGE (L=24)." in texts  # a lead-in keeps what it leads to
+    assert "Transformer (big) 28.4 41.8 2.3" in texts  # a flattened table row stays a row of its own
+    assert texts[-1] == "Label Smoothing During training, we employed label smoothing of value ls = 0.1."
+    flattened = " ".join(f"Model{i} {i}.1 {i}.2 {i}.3" for i in range(60)) + " and the answer is 42"
+    pieces = units_of(flattened)
+    assert len(pieces) > 3 and all(len(u.text) <= 300 for u in pieces)
+    assert pieces[0].cut_after and not pieces[0].cut_before and pieces[-1].cut_before and not pieces[-1].cut_after
+    assert units_of("") == []
+
+
+ADAM = ("Algorithm 1: Adam, our proposed algorithm for stochastic optimization. Good default settings for the "
+        "tested machine learning problems are α = 0.001, β1 = 0.9, β2 = 0.999 and ε = 10−8. All operations on "
+        "vectors are element-wise.")
+
+
+@pytest.mark.parametrize("question, passage, file, wanted", [
+    ("What are the default values of beta1 and beta2 in Adam?", ADAM, "adam.pdf", "β2 = 0.999"),
+    ("What was JnJ's revenue in FY2022?", "Worldwide sales were $94.9 billion in fiscal 2022, an increase of "
+     "1.3%.", "JOHNSON_JOHNSON_2022_10K.pdf", "$94.9 billion"),
+    ("How many parallel attention heads does the base model employ?", "Multi-head attention allows the model to "
+     "attend jointly. In this work we employ h = 8 parallel attention layers, or heads. Each has dk = 64.",
+     "attention.pdf", "h = 8 parallel attention layers"),
+])
+def test_alias_matching_answers_what_the_old_gate_refused(question, passage, file, wanted):
+    block = _block(1, make_chunk("d", file, passage, page=2))
+    quotes = OfflineBrain().quotes(question, classify(question), [block])
+    assert quotes and quotes[0][0] == 1 and wanted in quotes[0][1], quotes
+
+
+def test_a_sheet_row_is_quoted_with_its_header_not_the_header_alone():
+    sheet = make_chunk("x", "staff.xlsx", "| Site | Technicians | Supervisor |\n| --- | --- | --- |\n"
+                       "| Halden | 12 | Ingrid Solberg |\n| Smola | 8 | Per Hansen |", sheet="Staff", cells="A1:C3")
+    quotes = OfflineBrain().quotes("Who is the supervisor at the Smola site?", "fact", [_block(1, sheet)])
+    assert quotes[0] == (1, "| Site | Technicians | Supervisor | … | Smola | 8 | Per Hansen |")
+    assert all("Ingrid" not in q for _, q in quotes)
+
+
+def test_a_long_sentence_is_quoted_whole_and_a_flattened_table_by_its_piece():
+    long = ("During training we used a schedule that was tuned over many weeks on several clusters, with a warm-up "
+            "phase, a plateau, checkpoint averaging over the last twenty checkpoints, gradient clipping, mixed "
+            "precision, an exponential moving average of the weights, a careful choice of batch sizes for each of "
+            "the language pairs we report on, and after all of that the label smoothing value we settled on was "
+            "0.1.")
+    assert 400 < len(long) < 600  # the old quotes stopped at 400 characters, before the answer
+    quotes = OfflineBrain().quotes("What label smoothing value was used?", "fact", [_block(1, make_chunk(
+        "p", "paper.pdf", long, page=8))])
+    assert quotes == [(1, long)]
+    table = " ".join(f"Model{i} {i}.1 {i}.2 {i}.3" for i in range(60)) + " and label smoothing of value 0.1"
+    quotes = OfflineBrain().quotes("What label smoothing value was used?", "fact", [_block(1, make_chunk(
+        "p", "paper.pdf", table, page=8))])
+    assert quotes and quotes[0][1].startswith("… ") and "label smoothing of value 0.1" in quotes[0][1]
+
+
+def test_off_topic_passages_are_refused_not_quoted(fake_embedder):
+    acme = [_block(1, make_chunk("a", "acme.pdf", "Acme Corp annual report. Revenue in 2023 was $5.2 million, up "
+                                 "12% from 2022. The company employs 140 people.", page=3))]
+    brain = OfflineBrain(fake_embedder)
+    assert brain.quotes("What was the share price of Acme at the end of 2023?", "fact", acme) == []  # no focus
+    assert brain.quotes("How much did the Acme audit cost?", "numeric", acme) == []
+    assert brain.quotes("What was Initech's revenue in 2023?", "numeric", acme) == []  # a name nobody holds
+    assert brain.quotes("What was Acme's revenue in 2023?", "numeric", acme)[0][1].startswith("Revenue in 2023")
+    assert brain.quotes("", "fact", acme) == [] and brain.quotes("What was Acme's revenue?", "fact", []) == []
+
+
+def test_a_document_that_names_what_is_asked_about_wins_over_one_that_does_not():
+    blocks = [_block(1, make_chunk("a", "acme.pdf", "Revenue in 2023 was $5.2 million.", page=3)),
+              _block(2, make_chunk("g", "globex.docx", "Globex revenue reached $7.9 million in 2023.",
+                                   paragraph=2), rank=2)]
+    quotes = OfflineBrain().quotes("What was Globex's revenue in 2023?", "numeric", blocks)
+    assert quotes[0] == (2, "Globex revenue reached $7.9 million in 2023.")
+
+
+def _verdict(question, answer_line, chunk, embedder=None):
+    draft = split_claims(answer_line)[0]
+    return offline_verdict(0, draft, {1: _block(1, chunk, (question,))}, (question,), embedder)
+
+
+def test_offline_verification_judges_whether_a_quote_answers_the_question(fake_embedder):
+    acme = make_chunk("a", "acme.pdf", "Acme Corp annual report. Revenue in 2023 was $5.2 million, up 12% from "
+                      "2022. The company employs 140 people.", page=3)
+    q = "What was Acme's revenue in 2023?"
+    assert _verdict(q, '"Revenue in 2023 was $5.2 million, up 12% from 2022." [1]', acme).verdict == "supported"
+    beside = _verdict(q, '"The company employs 140 people." [1]', acme)
+    assert beside.verdict == "unsupported" and "does not answer" in beside.reason  # verbatim, yet beside the point
+    partly = _verdict("How many people did Acme employ in 2023 across its Danish and Spanish sites?",
+                      '"The company employs 140 people." [1]', acme)
+    assert partly.verdict == "partial"
+    no_number = _verdict("How many people does Acme employ?", '"Acme Corp annual report." [1]', acme)
+    assert no_number.verdict != "supported"
+    made_up = _verdict(q, '"Revenue in 2023 was $6.1 million." [1]', acme)
+    assert made_up.verdict != "supported"  # not in the passage, however relevant
+    row = make_chunk("x", "staff.xlsx", "| Site | Supervisor |\n| --- | --- |\n| Halden | Ingrid |\n| Smola | Per |",
+                     sheet="Staff")
+    assert _verdict("Who is the supervisor at Smola?", '"| Site | Supervisor | … | Smola | Per |" [1]', row,
+                    fake_embedder).verdict == "supported"  # the pieces around '…' are each verbatim
+
+
+def test_a_quote_of_several_sentences_is_one_claim_and_its_own_page_references_are_not_checked(chunks):
+    drafts = split_claims(f'{OFFLINE_LABEL} — quoted.\n\n"First it rose. Then it fell, said the “board”." [2]')
+    assert len(drafts) == 1 and drafts[0].citations == (2,)
+    report = make_chunk("d1", "acme_report.pdf", "Revenue grew, as shown on page 9 of the appendix.", page=3)
+    blocks = {1: _block(1, report)}
+    quoted = split_claims('"Revenue grew, as shown on page 9 of the appendix." [1]')[0]
+    assert check_claim(quoted, Verdict(0, "supported", 1), blocks).verdict == "supported"
+    claimed = split_claims("Page 9 of the report says revenue grew [1].")[0]
+    assert check_claim(claimed, Verdict(0, "supported", 1), blocks).verdict == "unsupported"
+
+
+def test_confidence_drops_when_a_quote_does_not_answer(chunks, fake_embedder):
+    brain = OfflineBrain(fake_embedder)
+    blocks = [_block(1, chunks[0], ("What was Acme's revenue in 2023?",))]
+    good = split_claims('"Revenue in 2023 was $5.2 million, up 12% from 2022." [1]')
+    bad = split_claims('"The company employs 140 people." [1]')
+    verdicts, _ = brain.verify(good + bad, blocks, question="What was Acme's revenue in 2023?").value
+    claims = [check_claim(d, v, {1: blocks[0]}) for d, v in zip(good + bad, verdicts, strict=True)]
+    assert [c.verdict for c in claims] == ["supported", "unsupported"] and confidence(claims) == 0.5
+
+
+def test_the_embedder_is_asked_once_per_text(chunks, fake_embedder):
+    brain = OfflineBrain(fake_embedder)
+    blocks = [_block(i + 1, c, ("What was Acme's revenue in 2023?",), rank=i + 1) for i, c in enumerate(chunks)]
+    analysis = analyze_question("What was Acme's revenue in 2023?")
+    brain.answer(analysis, (analysis.standalone,), blocks)
+    first = fake_embedder.texts_embedded
+    brain.answer(analysis, (analysis.standalone,), blocks)  # a retry round sees the same passages again
+    assert first > 0 and fake_embedder.texts_embedded == first
+
+
+def test_decomposition_keeps_each_part_whole():
+    def subs(q):
+        return decompose(analyze_question(q))
+
+    assert subs("How many layers, what hidden size and how many heads does BERT-LARGE have?") == (
+        "How many layers, what hidden size does BERT-LARGE have?", "how many heads does BERT-LARGE have?")
+    assert subs("How many layers do the base encoder and BERT-BASE each have?") == (
+        "How many layers do the base encoder have?", "How many layers do BERT-BASE have?")
+    assert subs("Over how many steps is the rate increased when training A and when pre-training B?") == (
+        "Over how many steps is the rate increased when training A?",
+        "Over how many steps is the rate increased when pre-training B?")
+    assert subs("What is the FY2018 capex for 3M? Give a response by relying on the cash flow statement.") == (
+        "What is the FY2018 capex for 3M?",)
+    assert subs("Calculate the ratio. Round your answer to two decimals.") == (
+        "Calculate the ratio. Round your answer to two decimals.",)

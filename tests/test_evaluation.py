@@ -420,9 +420,9 @@ def test_sample_end_to_end_offline(tmp_path, fake_embedder):
     assert retrieval["bm25"]["hit_at"]["5"] >= 0.9
     assert retrieval["vector"]["hit_at"]["5"] >= 0.75
     assert retrieval["hybrid"]["questions"] == 12  # the two unanswerable questions have no gold
-    # Measured: accuracy 11/14, key facts 10/12 (a sheet row and its cross-document twin are quoted by
-    # their header row), one unanswerable question refused, no false refusal, every citation valid.
-    assert answers["accuracy"] >= 0.7 and answers["key_fact_accuracy"] >= 0.75
+    # Measured: accuracy 14/14 with FakeEmbedder and with the real one; both unanswerable questions refused,
+    # no false refusal, every citation valid. The bounds leave room for one miss.
+    assert answers["accuracy"] >= 0.9 and answers["key_fact_accuracy"] >= 0.9
     assert answers["false_refusals"] == 0 and answers["errors"] == 0
     assert answers["citation_validity"] >= 0.9 and answers["claims_supported"] >= 0.8
     assert by_id["s14"]["passed"] and by_id["s14"]["refused"]
@@ -432,7 +432,7 @@ def test_sample_end_to_end_offline(tmp_path, fake_embedder):
     assert report["mode"].startswith("offline") and report["cost"]["llm_calls_per_question"] == 0
 
     # Again on the same library: the documents are skipped as duplicates, and a threshold can fail the run.
-    code, report, err = _run_sample(tmp_path, fake_embedder, min_hit5=0.5, min_accuracy=0.99)
+    code, report, err = _run_sample(tmp_path, fake_embedder, min_hit5=0.5, min_accuracy=1.01)  # unreachable
     assert code == 1 and err.count("duplicate ") == 5
     assert "threshold failed: accuracy" in err and "hit@5" not in err
 
