@@ -131,7 +131,10 @@ class KnowledgeBase:
     def _ingest(self, name: str, doc_id: str, progress: Progress | None, started: float, source: Path | bytes,
                 parse: Callable) -> IngestResult:
         # doc_id is the sha256 of the bytes (document_processor.parsing), so a duplicate costs no parsing
-        duplicate = self._duplicate(doc_id, name, started)
+        try:
+            duplicate = self._duplicate(doc_id, name, started)
+        except StoreError as e:  # a Chroma server that is down is this file's failure too, not the caller's crash
+            return IngestResult(name, "failed", reason=str(e), kind="store", seconds=time.monotonic() - started)
         if duplicate is not None:
             return duplicate
 
