@@ -23,7 +23,9 @@ GREEK = {
 # Verbs and fillers a question needs but an answer rarely repeats ("How many layers make up ...").
 _LIGHT = ("make made up use used using have has had get got reach reached achieve achieved employ employed take took "
           "give gave need needed show shown work worked provide provided report reported include included value "
-          "values set kind type way called known happen happened exist exists end year")
+          "values set kind type way called known happen happened exist exists end year "
+          # Where in a document, not what it says: "what does the script line say?"
+          "line lines sentence sentences paragraph paragraphs passage passages")
 LIGHT_WORDS = frozenset(stem(w) for w in re.findall(r"\w+", _LIGHT))
 LIGHT_WEIGHT = 0.35
 FOCUS_WEIGHT = 1.5  # the thing asked for: "what [share price] ...", "how many [layers] ..."
@@ -73,6 +75,10 @@ _SYNONYM_GROUPS = (("revenue", "sales", "turnover"), ("profit", "earnings", "inc
                    ("employees", "staff", "headcount", "workforce"), ("cost", "expense"), ("buyback", "repurchase"),
                    ("shareholder", "stockholder"), ("client", "customer"))
 _SYNONYMS = {stem(w): {stem(o) for o in group} for group in _SYNONYM_GROUPS for w in group}
+# Words ending like agent nouns that are none ("number" is no one who numbs).
+_NOT_AGENTS = frozenset(re.findall(r"\w+", "number factor member matter center letter quarter chapter sector winter summer border corner "
+                        "silver filter register master monitor mirror render gender tensor vector error anchor "
+                        "daughter brother mother father sister transfer offer answer powder ladder"))
 _NUMBER_WORDS = frozenset(re.findall(r"\w+", "one two three four five six seven eight nine ten eleven twelve "
                                             "twenty hundred thousand million billion twice half dozen"))
 
@@ -207,7 +213,8 @@ def _token_forms(token: str) -> tuple[frozenset[str], ...]:
     out = []
     for part in parts:
         main = _main_form(part)
-        forms = ({main} | joined | _camel_parts(part) | _SYNONYMS.get(main, set())) - {""} if main else set()
+        forms = ({main} | joined | _camel_parts(part) | _SYNONYMS.get(main, set()) | _agent_base(main)) - {""} \
+            if main else set()
         low = part.lower().rstrip("%")
         period = _PERIOD.match(low) if low.startswith(("fy", "q")) else None
         if period and any(period.groups()):
@@ -222,6 +229,18 @@ def _token_forms(token: str) -> tuple[frozenset[str], ...]:
             forms.add("".join(ch for ch in part if ch.isupper()).lower())  # "JnJ" -> "jj"
         out.append(frozenset(forms))
     return tuple(out)
+
+
+def _agent_base(stemmed: str) -> set[str]:
+    """The verb an agent noun comes from, as `stem` leaves it: 'supplier' -> 'supply' (as 'supplies'),
+    'producer' -> 'produc' (as 'produces'), 'investor' -> 'invest', so "who supplies" meets "the supplier"."""
+    if len(stemmed) < 6 or not stemmed.isalpha() or stemmed in _NOT_AGENTS:
+        return set()
+    if stemmed.endswith("ier"):
+        return {stemmed[:-3] + "y"}
+    if stemmed.endswith(("er", "or")) and stemmed[-3] not in "aeiou":
+        return {stemmed[:-2]}
+    return set()
 
 
 def _camel_parts(word: str) -> set[str]:

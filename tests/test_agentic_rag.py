@@ -786,6 +786,9 @@ def _concept(question, word):
     ("What was the revenue in 2023?", "revenue", "Net sales in 2023 were $4.2 billion"),
     ("What was the COGS in 2023?", "COGS", "Cost of goods sold rose in 2023"),
     ("What percentage of tokens are masked?", "percentage", "we mask 15% of all tokens"),
+    ("Who supplies the heat pumps?", "supplies", "The heat pump supplier is Nordvarme AS"),
+    ("Who produces the turbines?", "produces", "Its producer, Vestas, ships them"),
+    ("Who is the supplier of the pumps?", "supplier", "Nordvarme AS supplies the pumps"),
 ])
 def test_a_concept_matches_the_ways_documents_spell_it(question, word, passage):
     assert _concept(question, word).met(forms_of(passage)), (word, sorted(forms_of(passage)))
@@ -796,6 +799,8 @@ def test_a_concept_matches_the_ways_documents_spell_it(question, word, passage):
     ("What was the FY2022 revenue?", "FY2022", "Sales in fiscal 2021 rose"),
     ("What was the COGS in 2023?", "COGS", "Cost of sales rose"[:4] + " of goods"),
     ("What top-1 accuracy does it reach?", "1", "a top-5 error of 3.57%"),
+    ("Which fact was checked?", "fact", "one factor was checked"),
+    ("How many were numb?", "numb", "the number of patients"),
 ])
 def test_a_concept_does_not_match_what_merely_looks_alike(question, word, passage):
     assert not _concept(question, word).met(forms_of(passage))
