@@ -167,19 +167,26 @@ def retrieval_markdown(answer, top: int = 3) -> str:
 
 
 def claims_markdown(answer) -> str:
-    """One line per verified claim with a coloured verdict badge, then the computed confidence."""
-    claims = getattr(answer, "claims", ()) or ()
+    """One line per verified claim with a coloured verdict badge, then the computed confidence. `answer` is an
+    AnswerResult or its to_dict() (as the evaluation keeps it)."""
+    claims = _get(answer, "claims", ()) or ()
     if not claims:
         return "_Verification was off or there was nothing to check._"
     lines = []
     for claim in claims:
-        colour = VERDICT_COLOUR.get(claim.verdict, "gray")
-        marks = "".join(f"[{n}]" for n in claim.citations)
-        reason = f" — _{ui.md_text(claim.reason)}_" if getattr(claim, "reason", "") else ""
-        lines.append(f"- :{colour}-badge[{claim.verdict}] {ui.md_safe(claim.text)} {marks}{reason}".rstrip())
-    lines.append(f"\n**Confidence:** {answer.confidence:.0%} "
-                 f"({ui.md_text(getattr(answer, 'confidence_basis', '') or 'computed from the claims')})")
+        verdict = str(_get(claim, "verdict", "?"))
+        marks = "".join(f"[{n}]" for n in _get(claim, "citations", ()) or ())
+        reason = f" — _{ui.md_text(_get(claim, 'reason', ''))}_" if _get(claim, "reason", "") else ""
+        lines.append(f"- :{VERDICT_COLOUR.get(verdict, 'gray')}-badge[{verdict}] "
+                     f"{ui.md_safe(str(_get(claim, 'text', '')))} {marks}{reason}".rstrip())
+    basis = _get(answer, "confidence_basis", "") or "computed from the claims"
+    lines.append(f"\n**Confidence:** {float(_get(answer, 'confidence', 0.0)):.0%} ({ui.md_text(basis)})")
     return "\n".join(lines)
+
+
+def _get(obj, name: str, default=None):
+    """An attribute of an object, or a key of its dict form."""
+    return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
 
 
 def trace_rows(trace: Sequence[dict]) -> list[dict]:

@@ -137,7 +137,7 @@ class Claim:
     reason: str = ""
 
     def to_dict(self) -> dict:
-        return {"text": self.text, "verdict": self.verdict, "citations": list(self.citations)}
+        return {"text": self.text, "verdict": self.verdict, "citations": list(self.citations), "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -207,6 +207,7 @@ class AnswerResult:
             "citations": [c.to_dict() for c in self.citations],
             "claims": [c.to_dict() for c in self.claims],
             "confidence": self.confidence,
+            "confidence_basis": self.confidence_basis,
             "trace": [dict(t) for t in self.trace],
             "usage": self.usage.to_dict(),
             "seconds": self.seconds,

@@ -317,8 +317,8 @@ def test_offline_answer_quotes_with_citation_location_trace_events_and_tokens(of
     assert '"Revenue in 2023 was $5.2 million, up 12% from 2022." [1]' in result.answer
     assert "".join(tokens) == result.answer  # streamed, and nothing flagged
     data = result.to_dict()
-    assert set(data) == {"answer", "mode", "citations", "claims", "confidence", "trace", "usage", "seconds",
-                         "warnings"}
+    assert set(data) == {"answer", "mode", "citations", "claims", "confidence", "confidence_basis", "trace", "usage",
+                         "seconds", "warnings"}
     assert data["citations"] == [{"n": 1, "file": "acme_report.pdf", "doc_id": "d1", "location": {"page": 3},
                                   "text": result.citations[0].text}]
     assert data["claims"][0]["verdict"] == "supported" and data["confidence"] == 1.0
