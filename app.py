@@ -704,11 +704,14 @@ def open_library(cfg: rt.AppConfig):
     """The shared KnowledgeBase; a store that cannot open stops the page with the reason."""
     try:
         with st.spinner("Opening the library (first start loads the embedding model)…"):
-            return load_knowledge_base(*resources(cfg))
+            kb = load_knowledge_base(*resources(cfg))
     except (ImportError, *library_errors()) as error:
         log.error("cannot open the library", exc_info=error)
         st.error(f"The library cannot be opened: {ui.md_text(str(error))}", icon=":material/error:")
         st.stop()
+    if kb.read_only_reason:  # another program owns the embedded library: reading works, adding does not
+        st.warning(f"Read-only: {ui.md_text(kb.read_only_reason)}", icon=":material/lock:")
+    return kb
 
 
 # Streamlit runs this file as __main__. The parser's worker processes re-run the main script as __mp_main__

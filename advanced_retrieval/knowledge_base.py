@@ -91,6 +91,17 @@ class KnowledgeBase:
         for message in self.recovery_messages:
             log.warning("knowledge base repaired on open: %s", message)
 
+    def close(self) -> None:
+        """Let another process own the embedded library (VectorStore.close); nothing else needs closing."""
+        closer = getattr(self.store, "close", None)
+        if closer is not None:
+            closer()
+
+    @property
+    def read_only_reason(self) -> str:
+        """'' when this process may write; else why not (another process owns the embedded library)."""
+        return getattr(self.store, "read_only_reason", "")
+
     @property
     def retriever(self) -> HybridRetriever:
         return self._retriever
@@ -137,6 +148,9 @@ class KnowledgeBase:
             return IngestResult(name, "failed", reason=str(e), kind="store", seconds=time.monotonic() - started)
         if duplicate is not None:
             return duplicate
+        if self.read_only_reason:  # before parsing: the write would be refused anyway
+            return IngestResult(name, "failed", reason=self.read_only_reason, kind="store",
+                                seconds=time.monotonic() - started)
 
         def report(stage: str, done: int, total: int) -> None:
             if progress is not None:

@@ -101,9 +101,28 @@ def audit(kb, batch: list[Path]) -> dict:
         expected = {c.id for c in parse_file(path, isolate=False).chunks}
         if record.chunks != len(expected) or not expected <= stored:
             half.append(path.name)
-    report.update(indexed=sorted(by_name), half_indexed=half,
+    report.update(indexed=sorted(by_name), half_indexed=half, unreachable=unreachable_vectors(kb),
                   duplicate_names=len(docs) - len(by_name), ids_unique=len(stored) == report["chunks_in_store"])
     return report
+
+
+def unreachable_vectors(kb) -> dict[str, int]:
+    """Per document, how many of its stored chunks a vector search over that document does not return (a
+    damaged HNSW index loses chunks that the library and BM25 still list); {} when all are reachable."""
+    chunks_col = kb.store._cols()[0]
+    missing = {}
+    for record in kb.documents():
+        try:
+            found = chunks_col.query(query_embeddings=[[1.0] + [0.0] * (kb.store._embedder.dim - 1)],
+                                     n_results=record.chunks, where={"doc_id": record.doc_id}, include=[])
+            gap = record.chunks - len(found["ids"][0])
+        except Exception as error:  # Chroma's "Error finding id" is exactly the damage looked for
+            log_line = f"{type(error).__name__}: {error}"
+            gap = record.chunks
+            print(json.dumps({"vector_error": record.file_name, "error": log_line[:300]}), file=sys.stderr)
+        if gap:
+            missing[record.file_name] = gap
+    return missing
 
 
 def worker(args: argparse.Namespace) -> int:
@@ -170,7 +189,8 @@ def rerun(cmd: list[str], timeout: float) -> dict:
 def round_ok(result: dict, batch: list[Path]) -> tuple[bool, bool]:
     """(consistent after restart, completed on re-run)."""
     def sound(a: dict) -> bool:
-        return a["consistent"] and not a["half_indexed"] and a["ids_unique"] and a["duplicate_names"] == 0
+        return (a["consistent"] and not a["half_indexed"] and a["ids_unique"] and a["duplicate_names"] == 0
+                and not a.get("unreachable"))
 
     restart, final = result["after_restart"], result["after_rerun"]
     return sound(restart), sound(final) and final["indexed"] == sorted(p.name for p in batch)

@@ -386,3 +386,31 @@ def test_streamlit_config_binds_locally_and_states_the_same_upload_limit():
     assert config["browser"]["gatherUsageStats"] is False
     assert config["client"]["showErrorDetails"] == "none"
     assert config["server"]["maxUploadSize"] == MAX_UPLOAD_MB == Limits().max_bytes // MB
+
+
+def test_a_library_owned_by_another_program_opens_read_only_with_the_reason(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from vector_db import owner; "
+         "owner.claim(sys.argv[2]); print('held', flush=True); sys.stdin.read()",
+         str(REPO), str(tmp_path / "data" / "chroma")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setenv("DOCAGENT_DATA_DIR", str(tmp_path / "data"))
+        monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")
+        for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "DOCAGENT_GEMINI_BASE_URL", "CHROMA_HOST"):
+            monkeypatch.delenv(name, raising=False)
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
+        no_failures(at)
+        warning = plain(" ".join(w.value for w in at.warning))
+        assert "Read-only" in warning and f"pid {holder.pid}" in warning and "CHROMA_HOST" in warning
+        at = upload(at, ("zephyr.txt", ZEPHYR))
+        no_failures(at)
+        shown = plain(" ".join(texts(at.sidebar)))
+        assert "zephyr.txt" in shown and "one writing program at a time" in shown, shown
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

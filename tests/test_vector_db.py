@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -516,3 +517,36 @@ def test_server_outage_is_a_store_error_and_the_store_recovers(chroma_server, fa
     assert store.count() == 5 and store.get_chunks([doc.chunks[0].id]) == [doc.chunks[0]]
     assert store.add_document(words_doc("b.pdf", 2, "beta")).status == "ready" and store.count() == 7
 
+
+
+def test_an_embedded_directory_has_one_writing_process(tmp_path, fake_embedder):
+    """Stores of this process share the claim; another process opens read-only until every store here closed."""
+    first = VectorStore(make_client(tmp_path), fake_embedder)
+    second = VectorStore(make_client(tmp_path), fake_embedder)
+    assert first.read_only_reason == second.read_only_reason == ""
+    first.add_document(words_doc("a.pdf", 3, "alpha"))
+    probe = ("import sys, json; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/tests']\n"
+             "from conftest import FakeEmbedder\n"
+             "from test_vector_db import words_doc\n"
+             "from vector_db import StoreError, VectorStore, make_client\n"
+             "store = VectorStore(make_client(sys.argv[2]), FakeEmbedder())\n"
+             "try:\n    store.add_document(words_doc('b.pdf', 3, 'beta')); refused = ''\n"
+             "except StoreError as e:\n    refused = str(e)\n"
+             "print(json.dumps({'reason': store.read_only_reason, 'refused': refused, 'recover': store.recover(),\n"
+             "                  'docs': [d.file_name for d in store.documents()]}))\n")
+
+    def other_process() -> dict:
+        run = subprocess.run([sys.executable, "-c", probe, str(REPO), str(tmp_path)], capture_output=True, text=True,
+                             timeout=120, cwd=REPO)
+        assert run.returncode == 0, run.stderr[-1500:]
+        return json.loads(run.stdout.strip().splitlines()[-1])
+
+    seen = other_process()
+    assert f"pid {os.getpid()}" in seen["reason"] and seen["refused"] == seen["reason"]
+    assert seen["docs"] == ["a.pdf"] and seen["recover"] == []  # it reads; it repairs nothing
+    first.close()
+    assert other_process()["reason"]  # `second` still holds the claim for this process
+    second.close()
+    second.close()  # idempotent
+    seen = other_process()
+    assert seen["reason"] == seen["refused"] == "" and sorted(seen["docs"]) == ["a.pdf", "b.pdf"]

@@ -72,6 +72,14 @@ def client_from_env(data_dir: Path, environ: Mapping[str, str] | None = None):
     return make_client(data_dir, host=host, port=int(raw_port), ssl=raw_ssl in _TRUE)
 
 
+def embedded_path(client) -> Path | None:
+    """The directory of an embedded (PersistentClient) Chroma; None for a server client."""
+    settings = client.get_settings()
+    if settings.chroma_server_host and settings.chroma_api_impl.endswith("FastAPI"):
+        return None
+    return Path(settings.persist_directory) if settings.persist_directory else None
+
+
 def describe(client) -> str:
     """Where `client` stores data: a server URL, or 'embedded Chroma at PATH'."""
     settings = client.get_settings()

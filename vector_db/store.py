@@ -2,7 +2,8 @@
 
 Errors: bad configuration raises ValueError at construction; a Chroma server that stops answering, or a Chroma
 failure, raises StoreError with the reason. A store never leaves a document half-indexed: add_document removes
-what it wrote when anything fails, and recover() sweeps what a killed process left behind.
+what it wrote when anything fails, and recover() sweeps what a killed process left behind. An embedded store
+opened while another process owns the directory is read-only (vector_db.owner): its writes raise StoreError.
 """
 
 from __future__ import annotations
@@ -12,14 +13,15 @@ import functools
 import logging
 import re
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from chromadb.errors import NotFoundError
 
 from document_processor import Chunk, ParsedDocument
-from vector_db import library, sweep
-from vector_db.client import StoreError, describe, reaching
+from vector_db import library, owner, sweep
+from vector_db.client import StoreError, describe, embedded_path, reaching
 from vector_db.records import READY, DocumentRecord, chunk_from_stored, chunk_to_metadata, record_for
 from vector_db.search import ChunkFilter, nearest
 
@@ -55,6 +57,9 @@ class VectorStore:
         collection: name of the chunk collection; the library lives in "<collection>-library".
         batch_size: chunks embedded and written per step (default and cap: client.get_max_batch_size()).
 
+    An embedded store claims its directory for this process (vector_db.owner); when another process holds it,
+    `read_only_reason` says so and add_document, delete_document and clear raise StoreError with that reason.
+
     Raises:
         ValueError: a collection name Chroma would refuse, or batch_size < 1.
     """
@@ -73,6 +78,11 @@ class VectorStore:
         self._collections = None
         self._records_cache: tuple[int, list[DocumentRecord]] | None = None
         self.where = describe(client)
+        path = embedded_path(client)
+        self._claim = owner.claim(path) if path is not None else None
+        if self._claim is not None:
+            weakref.finalize(self, self._claim.release)
+        self.read_only_reason = self._claim.read_only_reason(self.where) if self._claim is not None else ""
 
     # ---- collections -------------------------------------------------------------------------------------------
 
@@ -101,6 +111,16 @@ class VectorStore:
                              f"clear the library (or use {stored}) before adding documents")
         chunks.modify(metadata={"embedder": self._embedder.name, "dim": int(self._embedder.dim)})
 
+    def close(self) -> None:
+        """Give up this store's claim on an embedded directory (another process may then own it); idempotent.
+        The store stays readable, and also gives the claim up when garbage-collected."""
+        if self._claim is not None:
+            self._claim.release()
+
+    def _writable(self) -> None:
+        if self.read_only_reason:
+            raise StoreError(self.read_only_reason)
+
     def _step(self) -> int:
         if self._max_batch is None:
             self._max_batch = int(self._client.get_max_batch_size())
@@ -116,6 +136,7 @@ class VectorStore:
         `parsed` no longer has (say, after a change of chunking) are removed. On any failure, what was written
         for this doc_id is removed before the exception propagates.
         """
+        self._writable()
         chunks = list({c.id: c for c in reversed(parsed.chunks)}.values())[::-1]  # first of duplicate ids wins
         chunks_col, lib = self._cols()
         existing = library.get_record(lib, parsed.doc_id)
@@ -163,6 +184,7 @@ class VectorStore:
     @_guarded
     def delete_document(self, doc_id: str) -> int:
         """Remove a document's record and chunks; return how many chunks were removed (0 when unknown)."""
+        self._writable()
         chunks_col, lib = self._cols()
         removed = sweep.remove_document(chunks_col, lib, doc_id, self._step())
         if removed is None:
@@ -173,6 +195,7 @@ class VectorStore:
     @_guarded
     def clear(self) -> None:
         """Remove every document and chunk (the generation keeps growing, so other processes see the change)."""
+        self._writable()
         _chunks_col, lib = self._cols()
         try:
             self._client.delete_collection(self._name)
@@ -298,7 +321,10 @@ class VectorStore:
     @_guarded
     def recover(self) -> list[str]:
         """Sweep what an interrupted process left: half-indexed documents, chunks without a record, damaged
-        documents, and older duplicates of a file name (the newest stays). Returns one message per repair."""
+        documents, and older duplicates of a file name (the newest stays). Returns one message per repair.
+        A read-only store repairs nothing (the owner does, and an "indexing" record may be its write in progress)."""
+        if self.read_only_reason:
+            return []
         chunks_col, lib = self._cols()
         messages = sweep.repair(chunks_col, lib, self._step())
         if messages:
