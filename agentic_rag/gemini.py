@@ -26,7 +26,17 @@ from agentic_rag.prompts import (
 )
 from agentic_rag.rules import classify, decompose, negation_target
 from agentic_rag.text import detect_language
-from agentic_rag.types import QUESTION_TYPES, Analysis, BrainError, BrainReply, ContextBlock, Coverage, Plan, Verdict
+from agentic_rag.types import (
+    NOT_FOUND_MARK,
+    QUESTION_TYPES,
+    Analysis,
+    BrainError,
+    BrainReply,
+    ContextBlock,
+    Coverage,
+    Plan,
+    Verdict,
+)
 from agentic_rag.verify import ClaimDraft
 
 RETRIABLE_STATUS = (408, 429, 500, 502, 503, 504)
@@ -80,8 +90,12 @@ class GeminiBrain:
         """The streamed, cited answer; `focus` names what a previous attempt missed."""
         table = render_coverage(analysis.key_concepts[0], coverage) if coverage and analysis.key_concepts else ""
         messages = answer_messages(analysis, sub_questions, blocks, table, focus)
-        text, usage = self._call(messages, deadline=deadline, on_token=on_token)
-        return BrainReply(Draft(text.strip()), *usage)
+        shown = _HideMark(on_token) if on_token is not None else None
+        text, usage = self._call(messages, deadline=deadline, on_token=shown)
+        if shown is not None:
+            shown.flush()
+        refused = NOT_FOUND_MARK in text
+        return BrainReply(Draft(text.replace(NOT_FOUND_MARK, "").strip(), refused=refused), *usage)
 
     def verify(self, drafts: Sequence[ClaimDraft], blocks: Sequence[ContextBlock], *, question: str,
                deadline: float) -> BrainReply:
@@ -139,6 +153,27 @@ class GeminiBrain:
         if not text.strip():
             raise _EmptyReply("empty response")
         return text, tin, tout
+
+
+class _HideMark:
+    """Streams text on without NOT_FOUND_MARK, holding back a tail that may be the mark's beginning."""
+
+    def __init__(self, on_token: Callable[[str], None]):
+        self.on_token = on_token
+        self.held = ""
+
+    def __call__(self, piece: str) -> None:
+        text = (self.held + piece).replace(NOT_FOUND_MARK, "")
+        keep = next((k for k in range(min(len(NOT_FOUND_MARK) - 1, len(text)), 0, -1)
+                     if text.endswith(NOT_FOUND_MARK[:k])), 0)
+        self.held = text[len(text) - keep:] if keep else ""
+        if text[:len(text) - keep]:
+            self.on_token(text[:len(text) - keep])
+
+    def flush(self) -> None:
+        if self.held:
+            self.on_token(self.held)
+            self.held = ""
 
 
 def content_text(content) -> str:

@@ -41,10 +41,12 @@ MEMO_SIZE = 4096
 
 @dataclass(frozen=True)
 class Draft:
-    """An answer text and the sub-questions it could not answer (the verifier's 'missing' for extractive mode)."""
+    """An answer text, the sub-questions it could not answer (the verifier's 'missing' for extractive mode), and
+    whether it is a refusal as a whole (Gemini's NOT_FOUND_MARK, in whatever language it wrote)."""
 
     text: str
     unanswered: tuple[str, ...] = ()
+    refused: bool = False
 
 
 @dataclass(frozen=True)

@@ -203,7 +203,7 @@ def verify(state: AgentState, run: Run) -> dict:
         blocks = state.get("blocks", ())
         if not state.get("verify", True):
             cited = [b for b in blocks if b.n in cited_numbers(draft.text)]
-            refused = NOT_FOUND.rstrip(".") in draft.text and not cited
+            refused = draft.refused or (NOT_FOUND.rstrip(".") in draft.text and not cited)
             score = 0.0 if refused else retrieval_confidence(cited or blocks)
             note = f"Not verified: confidence {score:.0%} is estimated from retrieval scores."
             return StepOut({"claims": (), "confidence": score, "confidence_basis": "retrieval scores (not verified)",
@@ -216,7 +216,7 @@ def verify(state: AgentState, run: Run) -> dict:
 
 
 def _verify_body(state: AgentState, run: Run, draft: Draft, blocks) -> StepOut:
-    drafts = split_claims(draft.text)
+    drafts = split_claims(draft.text, refused=draft.refused)
     by_n = {b.n: b for b in blocks}
     cited = [b for b in blocks if any(b.n in d.citations for d in drafts)]
     t = think("verify", state, run, lambda brain, dl: brain.verify(

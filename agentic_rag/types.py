@@ -11,6 +11,9 @@ QUESTION_TYPES = ("fact", "list", "comparison", "numeric", "negation", "exhausti
 VERDICTS = ("supported", "partial", "unsupported")
 VERDICT_SCORE = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
 NOT_FOUND = "I could not find this in the documents."
+# Gemini starts a refusal with this mark in any language (it translates NOT_FOUND); the brain strips it and sets
+# Draft.refused, so a refusal in Spanish claims nothing and scores 0 as one in English does.
+NOT_FOUND_MARK = "[[NOT FOUND]]"
 OFFLINE_LABEL = "offline (extractive)"
 
 

@@ -38,13 +38,14 @@ class ClaimDraft:
     citations: tuple[int, ...]
 
 
-def split_claims(answer: str) -> tuple[ClaimDraft, ...]:
+def split_claims(answer: str, *, refused: bool = False) -> tuple[ClaimDraft, ...]:
     """The checkable statements of an answer: sentences and list items, without headings and refusals.
 
-    An answer that opens with NOT_FOUND claims nothing: what follows only describes what was found instead.
+    An answer that is a refusal (`refused`: Gemini marked it, in any language) or opens with NOT_FOUND claims
+    nothing: what follows only describes what was found instead.
     """
     body = [line.strip() for line in answer.splitlines() if not _is_framing(line.strip())]
-    if body and body[0].startswith(NOT_FOUND.rstrip(".")):
+    if refused or (body and body[0].startswith(NOT_FOUND.rstrip("."))):
         return ()
     out = []
     for line in answer.splitlines():

@@ -221,7 +221,7 @@ def answer_from_passages(prompt: str) -> str:
     """The first sentence of passage [1] (of passage [i] for part i when the prompt lists parts), cited."""
     passages = re.findall(r"^\[(\d+)\] [^\n]*\n([^\n]+)", prompt, re.MULTILINE)
     if not passages:
-        return "I could not find this in the documents."
+        return "[[NOT FOUND]] I could not find this in the documents."
     parts = re.findall(r"^- (.+)$", prompt.split("Cover each part:", 1)[1], re.MULTILINE) \
         if "Cover each part:" in prompt else [""]
     lines = []

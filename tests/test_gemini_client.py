@@ -63,6 +63,29 @@ def test_request_wiring_structured_output_streaming_and_tokens(stub, corpus):
     assert result.to_dict()["citations"][0]["location"] == {"page": 3}
 
 
+@pytest.mark.parametrize("chunks", [1, 7, 40])
+def test_a_refusal_in_another_language_claims_nothing_and_scores_zero(corpus, chunks):
+    """Gemini marks a refusal (NOT_FOUND_MARK) in any language; the mark is never shown, even split across
+    streamed pieces, and the passages it then describes are not taken for an answer."""
+    spanish = ("[[NOT FOUND]] No pude encontrar esto en los documentos. Los pasajes tratan de los ingresos de "
+               "Acme en 2023, que fueron de 5,2 millones de dólares [1].")
+
+    def responder(request):
+        if "You answer questions using ONLY" in request.system:
+            assert "[[NOT FOUND]]" in request.system  # the prompt asks for the mark
+            return StubReply(text=spanish, chunks=chunks)
+        return docagent_responder(request)
+
+    with GeminiStub(responder=responder) as server:
+        tokens = []
+        result = agent_for(server.base_url, corpus).ask("¿Quién fundó Acme?", on_token=tokens.append)
+    assert result.mode == "gemini"
+    assert result.answer == spanish.replace("[[NOT FOUND]] ", "")
+    assert "".join(tokens).strip() == result.answer and not any("[[" in t or "]]" in t for t in tokens)
+    assert result.claims == () and result.confidence == 0.0
+    assert result.usage.llm_calls == 2  # plan and answer: a refusal has nothing to verify
+
+
 def test_a_complex_question_stays_within_five_calls(stub, corpus):
     result = agent_for(stub.base_url, corpus).ask(
         "What was the revenue in 2023 and when does the steering committee meet?")
