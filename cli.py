@@ -205,14 +205,25 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return 2
     key = "" if args.offline else os.environ.get("GOOGLE_API_KEY", "").strip()
     agent = make_agent(kb, embedder, api_key=key, model=args.model)
-    stream = None if args.json else (lambda text: print(text, end="", flush=True))
+    streamed: list[str] = []
+
+    def stream(text: str) -> None:
+        streamed.append(text)
+        print(text, end="", flush=True)
+
     result = agent.ask(args.question, filters=filters, strategy=args.strategy, k=args.k, verify=not args.no_verify,
-                       on_token=stream)
+                       on_token=None if args.json else stream)
     data = result.to_dict()
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return 0
-    print("\n" if stream else data["answer"])
+    if not streamed:
+        print(data["answer"])
+    elif "".join(streamed).strip() != data["answer"].strip():
+        # verification flagged claims, or Gemini failed mid-stream and the offline answer replaced it
+        print("\n\n--- the answer after checking ---\n" + data["answer"])
+    else:
+        print()
     for c in data["citations"]:
         print(f"[{c['n']}] {c['file']}  {_label(c['location'])}")
     print(f"mode: {data['mode']}  confidence: {data['confidence']:.0%}  llm calls: {data['usage']['llm_calls']}  "

@@ -122,3 +122,31 @@ def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 141, err.decode()[-2000:]
     assert b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def test_ask_prints_the_checked_answer_when_it_differs_from_what_streamed(monkeypatch, capsys, tmp_path):
+    from types import SimpleNamespace
+
+    import wiring
+
+    final = {"answer": "", "citations": [{"n": 1, "file": "a.pdf", "location": {"page": 2}}], "mode": "gemini",
+             "confidence": 0.5, "usage": {"llm_calls": 3}, "seconds": 1.0, "warnings": []}
+
+    class Agent:
+        def ask(self, question, *, on_token, **options):
+            for piece in ("Revenue was ", "$5m [1]."):
+                on_token(piece)
+            return SimpleNamespace(to_dict=lambda: final)
+
+    monkeypatch.setattr(wiring, "default_embedder", lambda data_dir: None)
+    monkeypatch.setattr(wiring, "make_agent", lambda *a, **k: Agent())
+    monkeypatch.setattr(cli, "_open_kb", lambda args, embedder=None: None)
+    final["answer"] = "Revenue was $5m [1]."
+    assert cli.main(["--data-dir", str(tmp_path), "ask", "What was revenue?", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Revenue was $5m [1].") == 1 and "after checking" not in out
+    assert "[1] a.pdf  p. 2" in out
+    final["answer"] = "Revenue was $5m [1]. ⚠ (not supported by the cited passages)"
+    assert cli.main(["--data-dir", str(tmp_path), "ask", "What was revenue?", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert "--- the answer after checking ---\nRevenue was $5m [1]. ⚠ (not supported" in out
