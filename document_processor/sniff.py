@@ -99,6 +99,21 @@ def check_content(name: str, file_type: str, data: bytes, limits: Limits) -> Non
                             f"not {TYPE_NAMES[file_type]}{advice}")
     if found is None and file_type in ("docx", "pptx", "xlsx"):
         raise DocumentError(name, "corrupt", f"not {TYPE_NAMES[file_type]}: the file is not an Office (zip) package")
+    if found is None and file_type == "pdf" and _looks_like_text(head):
+        raise DocumentError(name, "wrong_type", "the file is plain text, not a PDF (it has no PDF header); "
+                            "rename it with the right extension (.txt or .md)")
+
+
+def _looks_like_text(head: bytes) -> bool:
+    """UTF-8 (or ASCII) text with no control characters besides tab, newline and carriage return."""
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        try:  # the 1024-byte cut may split a character
+            text = head[:-3].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return bool(text.strip()) and not any(ord(c) < 32 and c not in "\t\r\n\f" for c in text)
 
 
 def _sniff_magic(head: bytes, text_expected: bool) -> str | None:

@@ -551,6 +551,9 @@ OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 504
     ("cut.docx", _docx_bytes()[:3000], "corrupt", "damaged or truncated zip package"),
     ("junk.pptx", b"this is not a presentation", "corrupt", "not a PowerPoint presentation"),
     ("photo.pdf", b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "wrong_type", "the file is a PNG image, not a PDF"),
+    ("notes.pdf", "Plain notes, saved as .pdf by mistake — ünïcode too.\n".encode() * 40, "wrong_type",
+     "the file is plain text, not a PDF"),
+    ("binary.pdf", bytes(range(256)) * 4, "corrupt", "damaged or unreadable file"),
     ("broken.pdf", b"%PDF-1.4\n1 0 obj << /Type /Catalog >> garbage", "corrupt", "damaged or unreadable file"),
 ])
 def test_bad_inputs_give_one_line_reasons(name, data, kind, reason):
