@@ -99,6 +99,14 @@ def test_punctuation_ligatures_and_possessives():
     assert tokenize("the company's state-of-the-art plant") == ["compani", "state", "art", "plant"]
 
 
+def test_typographic_hyphens_and_dashes_read_as_hyphens():
+    assert tokenize("Form 10\u2011K") == tokenize("Form 10-K") == ["form", "10-k", "10"]  # non-breaking hyphen
+    assert tokenize("COVID\u201019 cases") == tokenize("COVID-19 cases")
+    assert "2023" in tokenize("from 2019\u20132023")  # en dash range still finds its years
+    assert tokenize("revenue\u2014which grew") == tokenize("revenue - which grew") == ["revenu", "grew"]
+    assert tokenize("\u22125.2 percent") == tokenize("-5.2 percent")
+
+
 @pytest.mark.parametrize("text", ["", "   ", "the of and to", "a", "!!! ???"])
 def test_empty_or_stopword_only_text_has_no_tokens(text):
     assert tokenize(text) == []
@@ -368,8 +376,12 @@ def test_deleted_documents_are_never_returned(retriever, store):
 
 
 def test_another_process_write_becomes_visible(tmp_path, fake_embedder, retriever, store):
-    """A real second process indexes a document; our retriever sees it on the next query (generation check)."""
+    """A real second process indexes a document; our retriever sees it on the next query (generation check).
+
+    This process first lets go of the embedded directory (one writing process at a time, vector_db/owner.py);
+    it keeps reading. With a Chroma server both would write at once (test_reliability covers that)."""
     assert retriever.retrieve("penguins") == []
+    store.close()
     script = textwrap.dedent(f"""
         import sys
         sys.path[:0] = [{str(REPO)!r}, {str(REPO / 'tests')!r}]
