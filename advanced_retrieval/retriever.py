@@ -57,6 +57,10 @@ class HybridRetriever:
         """The store's ready documents (DocumentRecord), sorted by file name."""
         return self._store.documents()
 
+    def document_chunks(self, doc_id: str) -> list[Chunk]:
+        """Every chunk of one document, in order (for an exhaustive check such as "which files do NOT mention X")."""
+        return self._store.document_chunks(doc_id)
+
     def plan(self, query: str, strategy: str = "auto") -> QueryPlan:
         """The plan `retrieve` follows: for "auto" the strategy chosen from the query, else the one given.
 

@@ -1,18 +1,22 @@
 """Step 3's work: sub-questions searched concurrently, results deduplicated, every document checked when asked.
 
 The retriever is any object with `retrieve(query, k, strategy, filters) -> list[Hit]` and
-`documents() -> list[record]` (records with .doc_id, .file_name, .file_type, .chunks).
+`documents() -> list[record]` (records with .doc_id, .file_name, .file_type, .chunks), and optionally
+`document_chunks(doc_id) -> list[Chunk]`, which lets an exhaustive check read a whole document.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from advanced_retrieval import Filters, Hit
 from agentic_rag.context import check_document
 from agentic_rag.types import Coverage
+
+log = logging.getLogger(__name__)
 
 MAX_WORKERS = 4
 COVERAGE_STRATEGY = "hybrid"
@@ -40,8 +44,8 @@ def retrieve_round(retriever, state: dict, queries: Sequence[str], k: int, *, ch
     results = _search_all(retriever, jobs, k)
     warnings = tuple(err for _, _, err in results if err)
     found = list(zip(queries, (hits for _, hits, _ in results[: len(queries)]), strict=True))
-    coverage = tuple(_cover(r, concept, hits) for r, (_, hits, _) in zip(records, results[len(queries):],
-                                                                         strict=True))
+    coverage = tuple(_cover(retriever, r, concept, hits) for r, (_, hits, _) in zip(records, results[len(queries):],
+                                                                                    strict=True))
     found += [(f'"{concept}" in {c.file_name}', (c.hit,)) for c in coverage if c.hit is not None]
     before = {h.chunk.id for _, hits in state.get("sub_hits", ()) for h in hits}
     added = {h.chunk.id for _, hits in found for h in hits} - before
@@ -85,11 +89,20 @@ def _narrow(filters: Filters | None, doc_id: str) -> Filters:
     return Filters(doc_ids=(doc_id,), file_types=filters.file_types if filters else None)
 
 
-def _cover(record, concept: str, hits: Sequence[Hit]) -> Coverage:
-    """`record.chunks` is a count (vector_db.DocumentRecord) or, from simpler retrievers, the chunks to scan."""
+def _cover(retriever, record, concept: str, hits: Sequence[Hit]) -> Coverage:
+    """Does the document mention `concept`? Its best hits first; when none does, every one of its chunks is read,
+    so "does NOT mention it (N passages checked)" counts passages really read. `record.chunks` is a count
+    (vector_db.DocumentRecord), or from simpler retrievers the chunks themselves."""
     listed = record.chunks if isinstance(record.chunks, (list, tuple)) else ()
-    coverage = check_document(record.doc_id, record.file_name, concept, hits, listed)
-    return coverage if listed else replace(coverage, chunks_checked=int(record.chunks or 0))
+    first = check_document(record.doc_id, record.file_name, concept, hits, listed)
+    if first.mentioned or listed or not hasattr(retriever, "document_chunks"):
+        return first
+    try:
+        chunks = retriever.document_chunks(record.doc_id)
+    except Exception as exc:  # the store went away: the count then stays that of the hits actually read
+        log.warning("could not read %s to check it for %r: %s", record.file_name, concept, exc)
+        return first
+    return check_document(record.doc_id, record.file_name, concept, (), chunks)
 
 
 def _describe(query: str, hits: Sequence[Hit], strategy: str) -> dict:

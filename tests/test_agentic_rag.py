@@ -983,3 +983,28 @@ def test_decomposition_keeps_each_part_whole():
         "What is the FY2018 capex for 3M?",)
     assert subs("Calculate the ratio. Round your answer to two decimals.") == (
         "Calculate the ratio. Round your answer to two decimals.",)
+
+
+def test_an_exhaustive_check_reads_the_whole_document_when_its_best_hits_miss_the_concept():
+    """With a real store a record's `chunks` is a count; "N passages checked" must count passages really read."""
+    from types import SimpleNamespace
+
+    from agentic_rag.retrieval import _cover
+
+    filler = [make_chunk("d1", "long.txt", f"Paragraph {i} on harbour logistics and cranes.", i, lines=(i, i))
+              for i in range(30)]
+    late = make_chunk("d1", "long.txt", "A footnote mentions the penguin colony once.", 30, lines=(31, 31))
+    hits = [Hit(chunk=c, score=1.0, rank=i + 1, strategy="hybrid") for i, c in enumerate(filler[:8])]
+    record = SimpleNamespace(doc_id="d1", file_name="long.txt", chunks=31)
+    reader = SimpleNamespace(document_chunks=lambda doc_id: [*filler, late] if doc_id == "d1" else [])
+    found = _cover(reader, record, "penguin colony", hits)
+    assert found.mentioned and found.hit.chunk == late and found.chunks_checked == 31
+    absent = _cover(reader, record, "glacier", hits)
+    assert not absent.mentioned and absent.chunks_checked == 31  # all 31 read, not 8 hits passed off as 31
+    no_reader = _cover(SimpleNamespace(), record, "glacier", hits)
+    assert not no_reader.mentioned and no_reader.chunks_checked == 8  # only what was read is claimed
+
+    def broken(doc_id):
+        raise OSError("store went away")
+
+    assert _cover(SimpleNamespace(document_chunks=broken), record, "glacier", hits).chunks_checked == 8

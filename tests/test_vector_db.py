@@ -550,3 +550,13 @@ def test_an_embedded_directory_has_one_writing_process(tmp_path, fake_embedder):
     second.close()  # idempotent
     seen = other_process()
     assert seen["reason"] == seen["refused"] == "" and sorted(seen["docs"]) == ["a.pdf", "b.pdf"]
+
+
+def test_document_chunks_are_every_chunk_of_one_ready_document_in_order(store, client):
+    store.add_document(words_doc("a.pdf", 7, "alpha"))
+    store.add_document(words_doc("b.pdf", 3, "beta"))
+    doc_a = next(d for d in store.documents() if d.file_name == "a.pdf")
+    chunks = store.document_chunks(doc_a.doc_id)
+    assert [c.ordinal for c in chunks] == sorted(c.ordinal for c in chunks) and len(chunks) == 7
+    assert {c.file_name for c in chunks} == {"a.pdf"}
+    assert store.document_chunks("no-such-doc") == []

@@ -289,6 +289,20 @@ class VectorStore:
                     yield chunk_from_stored(cid, text, meta)
 
     @_guarded
+    def document_chunks(self, doc_id: str) -> list[Chunk]:
+        """Every stored chunk of one ready document, in reading order ([] for an unknown or unfinished one)."""
+        if doc_id not in self._ready_ids():
+            return []
+        chunks_col = self._cols()[0]
+        ids = sweep.chunk_ids_of(chunks_col, doc_id)
+        out = []
+        for start in range(0, len(ids), self._step()):
+            got = chunks_col.get(ids=ids[start:start + self._step()], include=["documents", "metadatas"])
+            out += [chunk_from_stored(cid, text, meta)
+                    for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)]
+        return sorted(out, key=lambda c: c.ordinal)
+
+    @_guarded
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         """The chunks with these ids, in the order asked; ids not stored (or of unready documents) are skipped."""
         wanted = list(dict.fromkeys(ids))
