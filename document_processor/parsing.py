@@ -39,6 +39,10 @@ def parse_in_process(data: bytes, name: str, limits: Limits, progress: Progress 
     title = reading.title or PurePosixPath(name).stem
     pieces = chunk_blocks(reading.blocks, title, chunk_chars=limits.chunk_chars,
                           overlap_chars=limits.overlap_chars, counter=counter, progress=progress)
+    if len(pieces) > limits.max_chunks:
+        raise DocumentError(name, "too_large", f"the file gives {len(pieces):,} passages, over the "
+                            f"{limits.max_chunks:,} limit (indexing would take about {len(pieces) / 50 / 60:.0f} "
+                            f"minutes); split it into smaller files")
     doc_id = hashlib.sha256(data).hexdigest()
     chunks = tuple(
         Chunk(id=chunk_id(doc_id, p.location, i, p.text), doc_id=doc_id, file_name=name, file_type=file_type,

@@ -564,6 +564,17 @@ def test_bad_inputs_give_one_line_reasons(name, data, kind, reason):
     assert err.value.file_name == name and str(err.value) == f"{name}: {err.value.reason}"
 
 
+def test_a_file_that_chunks_into_too_many_passages_is_refused_before_embedding():
+    data = "\n\n".join(f"Paragraph {i}: " + "harbour crane logistics " * 40 for i in range(60)).encode()
+    assert len(parse_bytes(data, "ok.txt", isolate=False).chunks) > 50
+    with pytest.raises(DocumentError) as err:
+        parse_bytes(data, "long.txt", limits=Limits(max_chunks=50), isolate=False)
+    assert err.value.kind == "too_large"
+    assert "passages, over the 50 limit" in err.value.reason and "split it into smaller files" in err.value.reason
+    with pytest.raises(ValueError, match="max_chunks"):
+        Limits(max_chunks=0)
+
+
 def test_size_limit_is_checked_before_reading(tmp_path):
     path = tmp_path / "big.txt"
     path.write_bytes(b"a" * 5000)
