@@ -414,7 +414,10 @@ def test_script_and_markdown_tricks_in_a_document_stay_text_from_ingest_to_expor
     assert "<script" not in html and "<img" not in html and "&lt;script&gt;" in html
     shown = ui_helpers.md_text(chunk_text)
     assert "](" not in shown.replace("\\](", "") and "\\[click\\]" in shown and "\\$5" in shown
-    assert "<script" not in ui_helpers.md_safe(result.answer)
+    answer = ui_helpers.md_safe(result.answer)
+    assert "<script" not in answer
+    # the answer quotes the document: neither its link nor its image may come out live (an image would be fetched)
+    assert "](" not in answer.replace("\\](", "")
 
 
 # ---- the Gemini key never leaks -------------------------------------------------------------------------------------
