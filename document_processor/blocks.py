@@ -110,27 +110,67 @@ def span(first: Location, last: Location) -> Location:
 
 
 def format_number(value: float | int, number_format: str = "") -> str:
-    """A number as a person reads it in Excel: the cell format's decimals ("0.00" -> 1234.50) and
-    percentages; otherwise 10 significant digits like Excel's General format (so 1.0000000002 and
-    0.30000000000000004 read 1 and 0.3), integers without '.0', never an exponent."""
+    """A number as a person reads it in Excel: the cell format's decimals ("0.00" -> 1234.50), thousands
+    separators ("#,##0" -> 1,234,567), currency ("$#,##0.00", "[$€-407]#,##0" -> $1,234.50, €1,235), a
+    negative section's parentheses ("#,##0;(#,##0)" -> (1,234)) and percentages; otherwise 10 significant digits
+    like Excel's General format (so 1.0000000002 and 0.30000000000000004 read 1 and 0.3), integers without
+    '.0', never an exponent. Thousands separators are ',' and the decimal mark '.', whatever the locale."""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return str(value)
-    if math.isnan(value) or math.isinf(value):
-        return str(value)
-    pattern = _QUOTED.sub("", number_format or "")
+    sections = (number_format or "").split(";")
+    own_sign = value < 0 and len(sections) > 1  # the negative section writes the sign itself: "-", "(...)"
+    section = sections[1] if own_sign else sections[0]
+    symbol = _currency(section)
+    pattern = _QUOTED.sub("", section)
+    number = abs(value) if own_sign else value
+    text = _digits(number, pattern)
+    if re.search(r"[#0],[#0]", pattern):
+        text = _grouped(text)
+    if symbol:
+        text = f"-{symbol}{text[1:]}" if text.startswith("-") else symbol + text
+    if own_sign and text.strip("0.,%" + symbol):
+        text = f"({text})" if "(" in pattern else f"-{text}"
+    return text
+
+
+def _digits(value: float | int, pattern: str) -> str:
     decimals = _DECIMALS.search(pattern)
     places = len(decimals.group(1)) if decimals else None
     if "%" in pattern:
         return f"{_round(value * 100, places or 0)}%"
     if places is not None or re.search(r"(^|[^.\d])0($|[^.\d])", pattern):
         return _round(value, places or 0)
+    if isinstance(value, int):
+        return str(value)
     digits = max(10, len(str(int(abs(value)))))  # never round away digits before the point
     text = format(Decimal(f"{value:.{digits}g}"), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
+
+
+def _grouped(text: str) -> str:
+    """'-1234567.5' -> '-1,234,567.5'."""
+    sign, rest = ("-", text[1:]) if text.startswith("-") else ("", text)
+    whole, dot, fraction = rest.partition(".")
+    return f"{sign}{int(whole):,}{dot}{fraction}" if whole.isdigit() else text
+
+
+def _currency(section: str) -> str:
+    """The currency symbol a format section shows: [$€-407], "$" or a bare $ € £ ¥; '' for none."""
+    tagged = re.search(r"\[\$([^\]\-]*)", section)
+    if tagged and tagged.group(1):
+        return tagged.group(1)
+    quoted = re.search(r'"([^"]*)"', section)
+    if quoted and quoted.group(1).strip() in _SYMBOLS:
+        return quoted.group(1).strip()
+    bare = re.search(r"(?<!\\)[$€£¥]", _QUOTED.sub("", section))
+    return bare.group(0) if bare else ""
+
+
+_SYMBOLS = ("$", "€", "£", "¥", "US$", "CHF", "kr")
 
 
 def _round(value: float, places: int) -> str:

@@ -14,6 +14,9 @@ from document_processor.read_text import decode_text
 from document_processor.types import DocumentError, Location
 
 CSV_SNIFF_CHARS = 64 * 1024
+# The csv module refuses fields over 128 KiB by default; exported data has long text cells (descriptions, logs).
+# The file's size limit (Limits.max_bytes) already bounds a field, and the chunker splits a long row.
+csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
 
 
 def read_xlsx(data: bytes, name: str, progress=None) -> Reading:

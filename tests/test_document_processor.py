@@ -245,6 +245,10 @@ def workbook_xlsx(tmp_path) -> Path:
     for date, region, amount, share in rows:
         revenue.append([date, None, region, amount, share])
         revenue.cell(revenue.max_row, 5).number_format = "0.0%"
+    summary.append(["cash", 1234567.5])
+    summary.cell(summary.max_row, 2).number_format = '"$"#,##0.00'
+    summary.append(["loss", -2500])
+    summary.cell(summary.max_row, 2).number_format = "#,##0;(#,##0)"
     chart = BarChart()  # a chart sheet without a chart trips openpyxl's own reader, so it gets one
     chart.add_data(Reference(revenue, min_col=4, min_row=3, max_row=6), titles_from_data=True)
     workbook.create_chartsheet("Chart1").add_chart(chart)
@@ -267,6 +271,8 @@ def test_xlsx_second_sheet_cell_range_and_values(workbook_xlsx):
     assert "| 2024-03-03 | PLANTED-SHEET-5 | 1234567.891 | 50.0% |" in planted.text
     title = chunk_with(doc, "Budget 2024")
     assert title.location == Location(sheet="Revenue", cells="A1:A1")
+    money = chunk_with(doc, "cash")  # as the sheet shows it: currency, separators, accounting negatives
+    assert "| cash | $1,234,567.50 |" in money.text and "| loss | (2,500) |" in money.text
 
 
 def test_xlsx_long_sheet_blocks_repeat_header_with_exact_ranges(tmp_path):
@@ -293,6 +299,13 @@ def test_xlsx_long_sheet_blocks_repeat_header_with_exact_ranges(tmp_path):
     assert doc.chunks[0].location.cells.startswith("A1:") and doc.chunks[1].location.cells.startswith("A")
 
 
+def test_a_csv_with_a_very_long_cell_is_read_and_split():
+    data = ("id,notes\n1,PLANTED-LONG-CELL " + "the pump ran all night " * 9000 + "\n2,short\n").encode()
+    doc = parse_bytes(data, "log.csv", isolate=False)
+    assert len(doc.chunks) > 100 and chunk_with(doc, "PLANTED-LONG-CELL").location.sheet == "log"
+    assert any("| 2 | short |" in c.text for c in doc.chunks)
+
+
 def test_empty_workbook_and_csv_sheet_named_after_file(tmp_path):
     empty = tmp_path / "empty.xlsx"
     openpyxl.Workbook().save(str(empty))
@@ -307,7 +320,11 @@ def test_empty_workbook_and_csv_sheet_named_after_file(tmp_path):
 @pytest.mark.parametrize(("value", "number_format", "text"), [
     (3.0, "General", "3"), (0.1 + 0.2, "General", "0.3"), (1.0000000000000002, "General", "1"), (7, "", "7"),
     (1e20, "", "100000000000000000000"), (0.0000015, "", "0.0000015"), (0.25, "0%", "25%"), (-0.0, "", "0"),
-    (1.0000000002, "General", "1"), (1234.5, "#,##0.00", "1234.50"), (2.5, "#,##0", "3"), (-0.001, "0.00", "0.00"),
+    (1.0000000002, "General", "1"), (1234.5, "#,##0.00", "1,234.50"), (2.5, "#,##0", "3"), (-0.001, "0.00", "0.00"),
+    (1234567, "#,##0", "1,234,567"), (5, "0.00", "5.00"), (1234.5, '"$"#,##0.00', "$1,234.50"),
+    (1234.5, "[$€-407]#,##0", "€1,235"), (-1234, "#,##0;(#,##0)", "(1,234)"), (-1234.5, "$#,##0.00", "-$1,234.50"),
+    (-5, '_("$"* #,##0.00_);_("$"* \\(#,##0.00\\);_("$"* "-"??_);_(@_)', "($5.00)"),
+    (-0.0001, "#,##0;(#,##0)", "0"), (0.256, "0.0%", "25.6%"), (1234567.891, "", "1234567.891"),
     (dt.datetime(2023, 12, 31), "", "2023-12-31"), (dt.datetime(2023, 12, 31, 8, 5, 9), "", "2023-12-31 08:05:09"),
     (dt.date(2020, 2, 29), "", "2020-02-29"), (True, "", "TRUE"), ("  two   words ", "", "two words"), (None, "", ""),
 ])
