@@ -13,6 +13,7 @@ short message where it happened (the file's line, the answer's warning), never a
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import time
@@ -162,7 +163,10 @@ def ingest_one(kb, upload, slot) -> tuple[str, str]:
         slot.progress(fraction, text=ui.md_text(label))
 
     try:
-        return ui.result_line(kb.ingest_bytes(upload.getvalue(), upload.name, progress=progress))
+        result = kb.ingest_bytes(upload.getvalue(), upload.name, progress=progress)
+        if kb.read_only_reason and result.reason == kb.read_only_reason:  # the banner above says why at length
+            result = dataclasses.replace(result, reason="the library is read-only here (see the notice above)")
+        return ui.result_line(result)
     except Exception as error:  # a bad file comes back as "failed"; this is the library or a bug: logged, shown
         log.exception("indexing %s failed", upload.name)
         return "failed", f"**{ui.md_text(upload.name)}** — failed: {ui.md_text(ui.error_reason(error))}"
@@ -669,12 +673,16 @@ def main() -> None:
         library_box = st.container()
         settings = settings_panel(cfg)
     header(settings, cfg)
+    read_only_slot = st.empty()
     with last_batch.container():
         show_ingest_log()
     with library_box:
         kb = open_library(cfg)
         show_notice()
         scope, count = document_list(kb)
+    if kb.read_only_reason:  # another program owns the embedded library: reading works, changing it does not
+        read_only_slot.warning(f"**Read-only library.** {ui.md_text(kb.read_only_reason[0].upper() + kb.read_only_reason[1:])}.",
+                               icon=":material/lock:")
     if page == "Evaluate":
         evaluate_page(kb, cfg, settings)
     else:
@@ -709,8 +717,6 @@ def open_library(cfg: rt.AppConfig):
         log.error("cannot open the library", exc_info=error)
         st.error(f"The library cannot be opened: {ui.md_text(str(error))}", icon=":material/error:")
         st.stop()
-    if kb.read_only_reason:  # another program owns the embedded library: reading works, adding does not
-        st.warning(f"Read-only: {ui.md_text(kb.read_only_reason)}", icon=":material/lock:")
     return kb
 
 
