@@ -187,10 +187,19 @@ def score_windows(ask: Ask, windows: Sequence[Window], passages) -> list[Window]
 
 
 def add_cosine(ask: Ask, windows: list[Window], embedder) -> list[Window]:
-    """The EMBED_TOP best windows re-scored with their cosine to the question; best first."""
+    """The EMBED_TOP best windows re-scored with their cosine to the question; best first.
+
+    When a number is asked for, up to EMBED_TOP more among the next best that state one right next to what is
+    asked for are embedded too: "we employ h = 8 parallel attention layers, or heads" lacks the question's other
+    words ("base Transformer use") and would otherwise never get the cosine that wordier windows get.
+    """
     if embedder is None or not windows:
         return windows
-    top, rest = windows[:EMBED_TOP], windows[EMBED_TOP:]
+    top = windows[:EMBED_TOP]
+    if ask.wants_number:
+        top += [w for w in windows[EMBED_TOP:EMBED_TOP * 4] if w.near][:EMBED_TOP]
+    chosen = {id(w) for w in top}
+    rest = [w for w in windows if id(w) not in chosen]
     vectors = np.asarray(embedder.embed([render(w)[:EMBED_CHARS] for w in top]))
     cos = vectors @ np.asarray(embedder.embed_query(ask.text))
     top = [replace(w, cosine=float(c)) for w, c in zip(top, cos, strict=True)]
@@ -217,7 +226,7 @@ def _near(ask: Ask, w: Window) -> bool:
     focus = ask.focus or ask.concepts
     if w.units[0].header:
         return any(c.met(forms_of(w.units[0].header + " " + w.text)) for c in focus)
-    return near(focus, w.text, ask.given_numbers)
+    return near(focus, w.text, ask.given_numbers, counting=ask.counts)
 
 
 def pick(windows: Sequence[Window], limit: int) -> list[Window]:

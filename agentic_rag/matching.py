@@ -161,9 +161,14 @@ def coverage(concepts: Iterable[Concept], forms: frozenset[str], names: frozense
     return held / total
 
 
-def near(concepts: Iterable[Concept], text: str, exclude: frozenset[str] = frozenset(), reach: int = 4) -> bool:
+def near(concepts: Iterable[Concept], text: str, exclude: frozenset[str] = frozenset(), reach: int = 4, *,
+         counting: bool = False) -> bool:
     """Whether a quantity (other than those in `exclude`) stands within `reach` words of one of `concepts`:
     "N = 6 identical layers" answers "how many layers"; "(Vaswani et al., 2017) ... layers" does not.
+    `counting` ("how many heads"): the quantity comes before the thing counted, as counts are written
+    ("8 parallel attention layers, or heads"), or straight after it ("heads: 8", "heads = 8"), so
+    "single-head attention is 0.9 BLEU worse" is no count of heads (nor, a cost of this rule, is "the number of
+    heads is 8": "X is N" reads both ways, and only the first kind showed up in eval/papers.jsonl).
 
     Numbers inside formulas ("warmup_steps−1.5", "x^2") and equation numbers ("(3)") are not quantities.
     """
@@ -175,6 +180,8 @@ def near(concepts: Iterable[Concept], text: str, exclude: frozenset[str] = froze
             spots.append(i)
         if token[:1].isdigit() and normalise_number(token.rstrip("%")) not in exclude and not _in_formula(text, m):
             figures.append(i)
+    if counting:
+        return any(0 < i - j <= reach or j - i == 1 for i in spots for j in figures)
     return any(abs(i - j) <= reach for i in spots for j in figures)
 
 

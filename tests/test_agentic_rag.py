@@ -9,6 +9,7 @@ import threading
 import time
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
@@ -827,6 +828,35 @@ def test_a_number_must_stand_next_to_what_is_counted():
     assert not near(layers, "a multi-layer encoder described in Vaswani et al. (2017) and in a library")
     assert not near(layers, "step_num · warmup_steps−1.5 ) (3) for all layers")  # formula and equation numbers
     assert not near(layers, "12 layers", exclude=frozenset({"12"}))  # a number the question gives
+    heads = [c for c in query_concepts("How many attention heads?") if c.focus]
+    for count in ("In this work we employ h = 8 parallel attention layers, or heads.", "attention heads: 8"):
+        assert near(heads, count, counting=True)
+    measure = "While single-head attention is 0.9 BLEU worse than the best setting"
+    assert near(heads, measure) and not near(heads, measure, counting=True)  # a measure, not a count of heads
+
+
+def test_a_window_stating_the_count_gets_its_cosine_even_when_it_lacks_the_other_words(monkeypatch):
+    from agentic_rag.extract import EMBED_TOP, Ask, Window, add_cosine
+
+    ask = Ask.of("How many attention heads does the base Transformer use?")
+    block = ContextBlock(1, Hit(make_chunk("d", "a.pdf", "x", page=1), 1.0, 1))
+    wordy = [Window(block, (), own=0.8, score=2.0 - i / 100, number=True) for i in range(EMBED_TOP + 2)]
+    count = Window(block, (), own=0.5, score=1.0, number=True, near=True)
+    calls = []
+
+    class Embedder:
+        def embed(self, texts):
+            calls.append(list(texts))
+            return np.ones((len(texts), 3)) / np.sqrt(3)
+
+        def embed_query(self, text):
+            return np.ones(3) / np.sqrt(3)
+
+    monkeypatch.setattr("agentic_rag.extract.render", lambda w: f"window {w.score}")  # units are left empty here
+    out = add_cosine(ask, [*wordy, count], Embedder())
+    assert len(calls[0]) == EMBED_TOP + 1  # the best EMBED_TOP by words, and the one stating the count
+    assert next(w for w in out if w.near).cosine is not None
+    assert sum(w.cosine is not None for w in out) == EMBED_TOP + 1
 
 
 def test_units_keep_rows_with_their_header_and_sentences_whole():
