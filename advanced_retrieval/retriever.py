@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from advanced_retrieval.fusion import KEYWORD_WEIGHT, RRF_K, QueryPlan, plan_query, reciprocal_rank_fusion
 from advanced_retrieval.types import STRATEGIES, Filters, Hit
@@ -21,6 +23,7 @@ class _Candidates:
 
     vector: list[tuple[Chunk, float]]
     bm25: list[tuple[str, float]]
+    query_vector: np.ndarray | None = None  # the embedded query (hybrid and vector)
 
 
 class HybridRetriever:
@@ -78,9 +81,10 @@ class HybridRetriever:
         """The `k` best chunks for `query`, best first; [] for an empty query, an empty store or no match.
 
         Hits carry the score (RRF for hybrid, cosine for vector, BM25 for bm25), the 1-based rank, the cosine
-        similarity when the chunk was a vector candidate (None otherwise: re-embedding a BM25-only chunk would
-        cost more than the whole query), the BM25 score whenever the BM25 index knows the chunk (0.0: no query
-        term in it), and the strategy actually used.
+        similarity whenever the query was embedded (hybrid and vector; for a BM25-only hit of a hybrid query it is
+        computed from the chunk's stored vector, one store read, no embedding; None for bm25, which never embeds
+        the query), the BM25 score whenever the BM25 index knows the chunk (0.0: no query term in it), and the
+        strategy actually used.
 
         Raises:
             ValueError: a strategy not in STRATEGIES.
@@ -107,7 +111,15 @@ class HybridRetriever:
                     continue  # deleted since the BM25 index was read, or outside the filters
                 hits.append(Hit(chunk=chunk, score=score, rank=len(hits) + 1, vector_score=cosine.get(cid),
                                 bm25_score=bm25.get(cid), strategy=plan.strategy))
+        if found.query_vector is not None and any(h.vector_score is None for h in hits):
+            hits = self._with_stored_cosine(hits, found.query_vector)
         return hits
+
+    def _with_stored_cosine(self, hits: list[Hit], query_vector: np.ndarray) -> list[Hit]:
+        """BM25-only hits get their cosine from the stored vectors (unit length, as the query's)."""
+        stored = self._store.vectors([h.chunk.id for h in hits if h.vector_score is None])
+        return [replace(h, vector_score=float(stored[h.chunk.id] @ query_vector))
+                if h.vector_score is None and h.chunk.id in stored else h for h in hits]
 
     def _candidates(self, plan: QueryPlan, query: str, k: int, filters: Filters | None,
                     index) -> tuple[_Candidates, dict[str, Chunk]]:
@@ -122,21 +134,19 @@ class HybridRetriever:
         prefetch = None
         if plan.strategy == "hybrid" and bm25:
             prefetch = self._worker().submit(self._store.get_chunks, [cid for cid, _ in bm25[:k]])
-        vector = self._vector(query, filters) if plan.strategy in ("vector", "hybrid") else []
+        query_vector = self._embedder.embed_query(query) if plan.strategy in ("vector", "hybrid") else None
+        vector = self._store.query(query_vector, self.candidates, filters) if query_vector is not None else []
         chunks = {c.id: c for c, _ in vector}
         if prefetch is not None:
             for chunk in prefetch.result():
                 chunks.setdefault(chunk.id, chunk)
-        return _Candidates(vector=vector, bm25=bm25), chunks
+        return _Candidates(vector=vector, bm25=bm25, query_vector=query_vector), chunks
 
     def _worker(self) -> ThreadPoolExecutor:
         with self._worker_lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bm25-prefetch")
             return self._executor
-
-    def _vector(self, query: str, filters: Filters | None) -> list[tuple[Chunk, float]]:
-        return self._store.query(self._embedder.embed_query(query), self.candidates, filters)
 
     def _rank(self, plan: QueryPlan, found: _Candidates, chunks: dict[str, Chunk]) -> list[tuple[str, float]]:
         """(chunk id, score) best first: the single retriever's own scores, or RRF for hybrid.

@@ -337,6 +337,16 @@ def test_hybrid_hits_carry_every_score(retriever, store):
     assert all(h.bm25_score is not None for h in hits)  # filled for vector-only candidates too (0.0 = no term)
 
 
+def test_a_bm25_only_hit_of_a_hybrid_query_gets_its_cosine_from_the_stored_vector(store, tmp_path, fake_embedder):
+    store.add_document(make_doc(CORPUS))
+    narrow = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder, candidates=1)  # 1 vector candidate
+    hits = narrow.retrieve("revenue fiscal 2022 cat dog income", k=4, strategy="hybrid")
+    assert len(hits) > 1 and all(h.vector_score is not None for h in hits)
+    query = fake_embedder.embed_query("revenue fiscal 2022 cat dog income")
+    for h in hits:  # exactly the cosine a vector search would have reported
+        assert h.vector_score == pytest.approx(float(fake_embedder.embed([h.chunk.text])[0] @ query), abs=1e-5)
+
+
 def test_single_retriever_strategies_report_their_own_scores(retriever, store):
     store.add_document(make_doc(CORPUS))
     bm25 = retriever.retrieve("cat", strategy="bm25")

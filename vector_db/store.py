@@ -317,6 +317,17 @@ class VectorStore:
         return [found[i] for i in ids if i in found]
 
     @_guarded
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored embeddings of these chunk ids (ids not stored are left out); no embedding is computed."""
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(wanted), self._step() if wanted else 1):
+            got = self._cols()[0].get(ids=wanted[start:start + self._step()], include=["embeddings"])
+            out.update((cid, np.asarray(vec, dtype=np.float32)) for cid, vec in zip(got["ids"], got["embeddings"],
+                                                                                     strict=True))
+        return out
+
+    @_guarded
     def query(self, vector: np.ndarray, n: int, filters: ChunkFilter | None = None) -> list[tuple[Chunk, float]]:
         """The `n` chunks nearest to `vector` as (chunk, cosine similarity), best first; [] when nothing matches.
 
