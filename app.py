@@ -681,8 +681,7 @@ def main() -> None:
         show_notice()
         scope, count = document_list(kb)
     if kb.read_only_reason:  # another program owns the embedded library: reading works, changing it does not
-        read_only_slot.warning(f"**Read-only library.** {ui.md_text(kb.read_only_reason[0].upper() + kb.read_only_reason[1:])}.",
-                               icon=":material/lock:")
+        read_only_slot.warning(f"**Read-only library:** {ui.md_text(kb.read_only_reason)}.", icon=":material/lock:")
     if page == "Evaluate":
         evaluate_page(kb, cfg, settings)
     else:

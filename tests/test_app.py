@@ -406,7 +406,7 @@ def test_a_library_owned_by_another_program_opens_read_only_with_the_reason(tmp_
         at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
         no_failures(at)
         warning = plain(" ".join(w.value for w in at.main.warning))
-        assert "Read-only library" in warning and f"pid {holder.pid}" in warning and "CHROMA_HOST" in warning
+        assert "Read-only library:" in warning and f"pid {holder.pid}" in warning and "CHROMA_HOST" in warning
         at = upload(at, ("zephyr.txt", ZEPHYR))
         no_failures(at)
         shown = plain(" ".join(texts(at.sidebar)))

@@ -72,18 +72,22 @@ def client_from_env(data_dir: Path, environ: Mapping[str, str] | None = None):
     return make_client(data_dir, host=host, port=int(raw_port), ssl=raw_ssl in _TRUE)
 
 
+def _is_server(settings) -> bool:
+    return bool(settings.chroma_server_host) and settings.chroma_api_impl.endswith("FastAPI")
+
+
 def embedded_path(client) -> Path | None:
     """The directory of an embedded (PersistentClient) Chroma; None for a server client."""
     settings = client.get_settings()
-    if settings.chroma_server_host and settings.chroma_api_impl.endswith("FastAPI"):
+    if _is_server(settings) or not settings.persist_directory:
         return None
-    return Path(settings.persist_directory) if settings.persist_directory else None
+    return Path(settings.persist_directory)
 
 
 def describe(client) -> str:
     """Where `client` stores data: a server URL, or 'embedded Chroma at PATH'."""
     settings = client.get_settings()
-    if settings.chroma_server_host and settings.chroma_api_impl.endswith("FastAPI"):
+    if _is_server(settings):
         host, port = settings.chroma_server_host, settings.chroma_server_http_port
         return server_url(host, port, settings.chroma_server_ssl_enabled)
     return f"embedded Chroma at {settings.persist_directory}"

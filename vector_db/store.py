@@ -320,9 +320,12 @@ class VectorStore:
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored embeddings of these chunk ids (ids not stored are left out); no embedding is computed."""
         wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
         out: dict[str, np.ndarray] = {}
-        for start in range(0, len(wanted), self._step() if wanted else 1):
-            got = self._cols()[0].get(ids=wanted[start:start + self._step()], include=["embeddings"])
+        step = self._step()
+        for start in range(0, len(wanted), step):
+            got = self._cols()[0].get(ids=wanted[start:start + step], include=["embeddings"])
             out.update((cid, np.asarray(vec, dtype=np.float32)) for cid, vec in zip(got["ids"], got["embeddings"],
                                                                                      strict=True))
         return out
