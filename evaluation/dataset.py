@@ -4,9 +4,11 @@ One JSON object a line:
     {"question": "...", "doc": "paper.pdf", "pages": [3], "answer": [["8", "eight"], ["64"]], "kind": "precision"}
 
 `doc` is a file name (or a list of them for a cross-document question); `pages` are 1-based, as a list when one
-file is named, or as {"file": [pages]} for several. `answer` is a list of groups of accepted alternatives: an answer
-is right when it contains one alternative of every group. `kind` is free text; "unanswerable" expects a refusal
-and so takes no `doc`, `pages` or `answer`. Blank lines are skipped.
+file is named, or as {"file": [pages]} for several; in a slide deck they are slide numbers. `sheets` names the gold
+sheets of a workbook the same way. `answer` is a list of groups of accepted alternatives: an answer is right when it
+contains one alternative of every group. `kind` is free text; "unanswerable" expects a refusal
+and so takes no `doc`, `pages`, `sheets` or `answer`. `note` is free text for the annotator (where the gold was
+read). Blank lines are skipped.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 UNANSWERABLE = "unanswerable"
-FIELDS = ("question", "doc", "pages", "answer", "kind", "id", "note")
+FIELDS = ("question", "doc", "pages", "sheets", "answer", "kind", "id", "note")
 
 
 class DatasetError(ValueError):
@@ -32,10 +34,12 @@ class DatasetError(ValueError):
 
 @dataclass(frozen=True)
 class GoldSource:
-    """Where the answer lives: a file name and, for paged files, the 1-based pages (empty = anywhere in it)."""
+    """Where the answer lives: a file name and, for paged files, the 1-based pages or slides, for workbooks the
+    sheet names (empty = anywhere in it)."""
 
     file: str
     pages: tuple[int, ...] = ()
+    sheets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class EvalQuestion:
         if self.gold:
             out["doc"] = [g.file for g in self.gold]
             out["pages"] = {g.file: list(g.pages) for g in self.gold if g.pages}
+            if any(g.sheets for g in self.gold):
+                out["sheets"] = {g.file: list(g.sheets) for g in self.gold if g.sheets}
         if self.answer:
             out["answer"] = [list(group) for group in self.answer]
         return out
@@ -109,11 +115,11 @@ def parse_question(record: object, line: int = 0) -> EvalQuestion:
     if not isinstance(kind, str):
         raise ValueError("'kind' must be a string")
     kind = kind.strip().lower()
-    if kind == UNANSWERABLE and any(record.get(f) for f in ("doc", "pages", "answer")):
-        raise ValueError("an unanswerable question takes no 'doc', 'pages' or 'answer'")
+    if kind == UNANSWERABLE and any(record.get(f) for f in ("doc", "pages", "sheets", "answer")):
+        raise ValueError("an unanswerable question takes no 'doc', 'pages', 'sheets' or 'answer'")
     return EvalQuestion(
         question=question.strip(),
-        gold=_parse_gold(record.get("doc"), record.get("pages")),
+        gold=_parse_gold(record.get("doc"), record.get("pages"), record.get("sheets")),
         answer=_parse_answer(record.get("answer")),
         kind=kind,
         id=str(record.get("id") or f"q{line}"),
@@ -121,22 +127,30 @@ def parse_question(record: object, line: int = 0) -> EvalQuestion:
     )
 
 
-def _parse_gold(doc: object, pages: object) -> tuple[GoldSource, ...]:
+def _parse_gold(doc: object, pages: object, sheets: object = None) -> tuple[GoldSource, ...]:
     files = _parse_files(doc)
-    if pages is None:
-        return tuple(GoldSource(f) for f in files)
+    page_map = _per_file(files, pages, "pages", _parse_pages)
+    sheet_map = _per_file(files, sheets, "sheets", _parse_sheets)
+    return tuple(GoldSource(f, page_map.get(f, ()), sheet_map.get(f, ())) for f in files)
+
+
+def _per_file(files: tuple[str, ...], value: object, field: str, parse) -> dict:
+    """`pages` or `sheets` as {file: parsed}: a list belongs to the only file, a dict names its files."""
+    if value is None:
+        return {}
     if not files:
-        raise ValueError("'pages' needs a 'doc' to say which file they are in")
-    if isinstance(pages, list):
+        raise ValueError(f"'{field}' needs a 'doc' to say which file they are in")
+    if isinstance(value, list):
         if len(files) > 1:
-            raise ValueError("'pages' is a list but 'doc' names several files; use {\"file\": [pages]}")
-        return (GoldSource(files[0], _parse_pages(pages, "pages")),)
-    if isinstance(pages, dict):
-        extra = sorted(set(pages) - set(files))
+            raise ValueError(f"'{field}' is a list but 'doc' names several files; use {{\"file\": [{field}]}}")
+        return {files[0]: parse(value, field)}
+    if isinstance(value, dict):
+        extra = sorted(set(value) - set(files))
         if extra:
-            raise ValueError(f"'pages' names file(s) not in 'doc': {', '.join(extra)}")
-        return tuple(GoldSource(f, _parse_pages(pages.get(f, []), f"pages[{f!r}]")) for f in files)
-    raise ValueError("'pages' must be a list of 1-based page numbers or {\"file\": [pages]}")
+            raise ValueError(f"'{field}' names file(s) not in 'doc': {', '.join(extra)}")
+        return {f: parse(value.get(f, []), f"{field}[{f!r}]") for f in files}
+    what = "1-based page numbers" if field == "pages" else "sheet names"
+    raise ValueError(f"'{field}' must be a list of {what} or {{\"file\": [{field}]}}")
 
 
 def _parse_files(doc: object) -> tuple[str, ...]:
@@ -155,6 +169,12 @@ def _parse_pages(pages: object, field: str) -> tuple[int, ...]:
     if any(p < 1 for p in pages):
         raise ValueError(f"'{field}' are 1-based page numbers; got {min(pages)}")
     return tuple(sorted(set(pages)))
+
+
+def _parse_sheets(sheets: object, field: str) -> tuple[str, ...]:
+    if not isinstance(sheets, list) or not all(isinstance(s, str) and s.strip() for s in sheets):
+        raise ValueError(f"'{field}' must be a list of sheet names")
+    return tuple(dict.fromkeys(s.strip() for s in sheets))
 
 
 def _parse_answer(answer: object) -> tuple[tuple[str, ...], ...]:

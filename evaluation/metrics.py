@@ -1,4 +1,4 @@
-"""Pure scoring functions: answer matching, refusals, retrieval ranks, citations, claims, percentiles."""
+"""Pure scoring functions: answer matching, refusals, retrieval ranks, citations, claims, percentiles, calibration."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from document_processor import Chunk
@@ -100,13 +101,18 @@ def is_refusal(answer: str) -> bool:
 
 
 def chunk_matches(chunk: Chunk, gold: Iterable[GoldSource]) -> bool:
-    """True when the chunk is from a gold file and, where both sides have pages, on a gold page."""
+    """True when the chunk is from a gold file and, where both sides name them, on a gold page (or slide, for a
+    slide deck) and on a gold sheet (for a workbook; sheet names compared case-insensitively)."""
     name = PurePath(chunk.file_name).name.casefold()
+    where = chunk.location
+    unit = where.page if where.page is not None else where.slide
     for source in gold:
         if source.file.casefold() != name:
             continue
-        page = chunk.location.page
-        if not source.pages or page is None or page in source.pages:
+        on_page = not source.pages or unit is None or unit in source.pages
+        on_sheet = not source.sheets or where.sheet is None or \
+            where.sheet.casefold() in {s.casefold() for s in source.sheets}
+        if on_page and on_sheet:
             return True
     return False
 
@@ -188,3 +194,109 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 def mean(values: Sequence[float]) -> float | None:
     """Arithmetic mean, or None for no values."""
     return sum(values) / len(values) if values else None
+
+
+# Confidence bands of the reliability table: [0, .2), [.2, .5), [.5, .8), [.8, 1]; the last band includes 1.
+CONFIDENCE_EDGES = (0.0, 0.2, 0.5, 0.8, 1.0)
+HIGH_CONFIDENCE = 0.8  # answers shown at or above it should be right at least 90% of the time
+LOW_CONFIDENCE = 0.5  # most wrong answers should show less than this
+
+
+@dataclass(frozen=True)
+class ConfidenceBand:
+    """One row of a reliability table: answers whose confidence is in [low, high) (the last band: [low, high])."""
+
+    low: float
+    high: float
+    count: int
+    correct: int
+    mean_confidence: float | None
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.count if self.count else None
+
+    def to_dict(self) -> dict:
+        return {"low": self.low, "high": self.high, "count": self.count, "correct": self.correct,
+                "accuracy": self.accuracy, "mean_confidence": self.mean_confidence}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How well confidence predicts correctness, over (confidence, correct) pairs.
+
+    bands: the reliability table; auroc: the chance a random right answer shows more confidence than a random wrong
+    one (ties count half; None without both kinds); precision_high: share right of the answers at >= HIGH_CONFIDENCE;
+    wrong_low: share of the wrong answers below LOW_CONFIDENCE.
+    """
+
+    pairs: int
+    correct: int
+    bands: tuple[ConfidenceBand, ...]
+    auroc: float | None
+    precision_high: float | None
+    high: int
+    wrong_low: float | None
+    wrong: int
+
+    def to_dict(self) -> dict:
+        out = dict(self.__dict__)
+        out["bands"] = [b.to_dict() for b in self.bands]
+        out["high_threshold"], out["low_threshold"] = HIGH_CONFIDENCE, LOW_CONFIDENCE
+        return out
+
+
+def reliability_table(pairs: Sequence[tuple[float, bool]],
+                      edges: Sequence[float] = CONFIDENCE_EDGES) -> tuple[ConfidenceBand, ...]:
+    """Count and accuracy per confidence band; a confidence outside [edges[0], edges[-1]] is clipped into it."""
+    bands = []
+    for i, (low, high) in enumerate(zip(edges, edges[1:])):
+        last = i == len(edges) - 2
+        inside = [(c, ok) for c, ok in pairs
+                  if low <= _clip(c, edges) < high or (last and _clip(c, edges) == high)]
+        bands.append(ConfidenceBand(low=low, high=high, count=len(inside), correct=sum(ok for _, ok in inside),
+                                    mean_confidence=mean([c for c, _ in inside])))
+    return tuple(bands)
+
+
+def _clip(value: float, edges: Sequence[float]) -> float:
+    return min(max(value, edges[0]), edges[-1])
+
+
+def auroc(pairs: Sequence[tuple[float, bool]]) -> float | None:
+    """Area under the ROC curve of confidence against correctness, by the rank (Mann-Whitney U) formula.
+
+    Confidences are ranked from 1 with ties given their average rank; AUROC = (R+ - n+(n+ + 1)/2) / (n+ n-),
+    where R+ is the rank sum of the right answers. 0.5 is chance, 1.0 every right answer above every wrong one.
+    None when the pairs are not both right and wrong.
+    """
+    positives = sum(1 for _, ok in pairs if ok)
+    negatives = len(pairs) - positives
+    if not positives or not negatives:
+        return None
+    ordered = sorted(range(len(pairs)), key=lambda i: pairs[i][0])
+    ranks = [0.0] * len(pairs)
+    start = 0
+    while start < len(ordered):
+        end = start
+        while end + 1 < len(ordered) and pairs[ordered[end + 1]][0] == pairs[ordered[start]][0]:
+            end += 1
+        for i in ordered[start:end + 1]:
+            ranks[i] = (start + end) / 2 + 1  # the average of the 1-based ranks start+1 .. end+1
+        start = end + 1
+    rank_sum = sum(rank for rank, (_, ok) in zip(ranks, pairs) if ok)
+    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
+
+
+def calibration(pairs: Sequence[tuple[float, bool]]) -> Calibration | None:
+    """Reliability table, AUROC and the two target shares for (confidence, correct) pairs; None for no pairs."""
+    if not pairs:
+        return None
+    pairs = [(float(c), bool(ok)) for c, ok in pairs]
+    high = [ok for c, ok in pairs if c >= HIGH_CONFIDENCE]
+    wrong = [c for c, ok in pairs if not ok]
+    return Calibration(
+        pairs=len(pairs), correct=sum(ok for _, ok in pairs), bands=reliability_table(pairs), auroc=auroc(pairs),
+        precision_high=sum(high) / len(high) if high else None, high=len(high),
+        wrong_low=sum(1 for c in wrong if c < LOW_CONFIDENCE) / len(wrong) if wrong else None, wrong=len(wrong),
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evaluation.metrics import HIGH_CONFIDENCE, LOW_CONFIDENCE, Calibration
 from evaluation.runner import EvalReport, QuestionResult
 
 
@@ -19,6 +20,8 @@ def format_report(report: EvalReport) -> str:
     lines += _retrieval_lines(report)
     if report.answers is not None:
         lines += [""] + _answer_lines(report)
+    if report.calibration is not None:
+        lines += [""] + calibration_lines(report.calibration)
     lines += [""] + _question_lines(report)
     return "\n".join(lines)
 
@@ -67,14 +70,32 @@ def _answer_lines(report: EvalReport) -> list[str]:
     return lines
 
 
+def calibration_lines(cal: Calibration) -> list[str]:
+    """The reliability table (accuracy per confidence band), AUROC and the two target shares."""
+    lines = [f"Calibration ({cal.pairs} scored answers with a confidence, {cal.correct} right)",
+             f"  {'confidence':<12}{'answers':>8}{'right':>7}{'accuracy':>10}{'mean conf':>11}"]
+    for i, b in enumerate(cal.bands):
+        band = f"[{b.low:.1f}, {b.high:.1f}" + ("]" if i == len(cal.bands) - 1 else ")")
+        lines.append(f"  {band:<12}{b.count:>8}{b.correct:>7}{_num(b.accuracy):>10}{_num(b.mean_confidence):>11}")
+    lines += [
+        f"  AUROC (confidence vs right)   {_num(cal.auroc)}",
+        f"  right when shown >= {HIGH_CONFIDENCE:.1f}      {_counted(cal.precision_high, cal.high, 'answers')}"
+        "  target >= 0.9",
+        f"  wrong shown < {LOW_CONFIDENCE:.1f}            {_counted(cal.wrong_low, cal.wrong, 'wrong answers')}"
+        "  target: most",
+    ]
+    return lines
+
+
 def _question_lines(report: EvalReport) -> list[str]:
     strategies = [m.strategy for m in report.retrieval]
     width = min(max([len(r.question.id) for r in report.questions] + [2]), 24) + 2
-    head = f"{'id':<{width}}{'kind':<16}" + "".join(f"{s[:8]:>9}" for s in strategies) + "  result  reason"
+    head = f"{'id':<{width}}{'kind':<16}" + "".join(f"{s[:8]:>9}" for s in strategies) + "   conf  result  reason"
     lines = ["Questions (rank of the first gold chunk per strategy; '-' none in top k)", head]
     for r in report.questions:
         lines.append(f"{r.question.id[:width - 2]:<{width}}{(r.question.kind or '-')[:15]:<16}"
-                     + "".join(f"{_rank(r, s):>9}" for s in strategies) + f"  {_verdict(r):<6}  {_reason(r)}")
+                     + "".join(f"{_rank(r, s):>9}" for s in strategies)
+                     + f"  {_confidence(r):>5}  {_verdict(r):<6}  {_reason(r)}")
     return lines
 
 
@@ -83,6 +104,11 @@ def _rank(result: QuestionResult, strategy: str) -> str:
         return ""
     rank = result.ranks[strategy]
     return "-" if rank is None else str(rank)
+
+
+def _confidence(result: QuestionResult) -> str:
+    value = result.answer.get("confidence")
+    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
 
 
 def _verdict(result: QuestionResult) -> str:

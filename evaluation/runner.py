@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from advanced_retrieval import STRATEGIES
 from evaluation.dataset import EvalQuestion
 from evaluation.metrics import (
+    Calibration,
+    calibration,
     check_citations,
     first_hit_rank,
     hit_at_k,
@@ -125,6 +127,7 @@ class EvalReport:
     answer_strategy: str
     mode: str = ""
     dataset: str = ""
+    calibration: Calibration | None = None
 
     def retrieval_for(self, strategy: str) -> RetrievalMetrics | None:
         """The retrieval metrics of one strategy, or None when it was not run."""
@@ -137,6 +140,7 @@ class EvalReport:
             "retrieval": [m.to_dict() for m in self.retrieval],
             "answers": self.answers.to_dict() if self.answers else None,
             "cost": self.cost.to_dict() if self.cost else None,
+            "calibration": self.calibration.to_dict() if self.calibration else None,
             "questions": [q.to_dict() for q in self.questions],
         }
 
@@ -230,8 +234,15 @@ def _report(results, strategies, k, timings, answered: bool, dataset: str) -> Ev
     return EvalReport(
         questions=results, retrieval=retrieval, answers=_answer_metrics(results) if answered else None,
         cost=_cost_metrics(results) if answered else None, k=k, answer_strategy=strategies[0],
-        mode="+".join(modes), dataset=dataset,
+        mode="+".join(modes), dataset=dataset, calibration=calibration(confidence_pairs(results)) if answered else None,
     )
+
+
+def confidence_pairs(results: Sequence[QuestionResult]) -> list[tuple[float, bool]]:
+    """(shown confidence, passed) of every scored question whose answer carries a confidence, refusals included."""
+    return [(float(r.answer["confidence"]), bool(r.passed)) for r in results
+            if r.passed is not None and isinstance(r.answer.get("confidence"), (int, float))
+            and not isinstance(r.answer.get("confidence"), bool)]
 
 
 def _retrieval_metrics(results, strategy: str, k: int, seconds: list[float]) -> RetrievalMetrics:

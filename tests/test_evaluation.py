@@ -523,3 +523,122 @@ def test_financebench_conversion_points_at_the_evidence_pages(shared_data, tmp_p
             wanted = words(item["evidence_text"])
             found = words(reader.pages[page - 1].extract_text())
             assert len(wanted & found) >= 0.8 * len(wanted), (q.id, page)
+
+
+# --- calibration: reliability table and AUROC ------------------------------------------------------------------
+
+def test_reliability_table_bands_by_hand():
+    from evaluation.metrics import reliability_table
+
+    pairs = [(0.0, False), (0.19, True), (0.2, False), (0.49, True), (0.5, True), (0.79, False), (0.8, True),
+             (1.0, True), (1.3, True), (-0.1, False)]
+    bands = reliability_table(pairs)
+    assert [(b.low, b.high) for b in bands] == [(0.0, 0.2), (0.2, 0.5), (0.5, 0.8), (0.8, 1.0)]
+    assert [b.count for b in bands] == [3, 2, 2, 3]  # 1.0 and the clipped 1.3 fall in the closed last band
+    assert [b.correct for b in bands] == [1, 1, 1, 3]
+    assert [b.accuracy for b in bands] == [pytest.approx(1 / 3), 0.5, 0.5, 1.0]
+    assert bands[1].mean_confidence == pytest.approx(0.345)
+    empty = reliability_table([])
+    assert all(b.count == 0 and b.accuracy is None and b.mean_confidence is None for b in empty)
+
+
+def _auroc_by_pairs(pairs):
+    """The definition: the chance a right answer outranks a wrong one, ties counting half."""
+    right = [c for c, ok in pairs if ok]
+    wrong = [c for c, ok in pairs if not ok]
+    wins = sum(1.0 if r > w else 0.5 if r == w else 0.0 for r in right for w in wrong)
+    return wins / (len(right) * len(wrong))
+
+
+@pytest.mark.parametrize("pairs", [
+    [(0.9, True), (0.8, True), (0.1, False), (0.2, False)],
+    [(0.1, True), (0.9, False)],
+    [(0.5, True), (0.5, False), (0.5, True)],
+    [(0.3, True), (0.7, False), (0.7, True), (0.2, False), (1.0, True), (0.0, False), (0.7, True), (0.3, False)],
+])
+def test_auroc_rank_formula_matches_pairwise_definition(pairs):
+    from evaluation.metrics import auroc
+
+    assert auroc(pairs) == pytest.approx(_auroc_by_pairs(pairs))
+
+
+def test_auroc_by_hand_and_undefined():
+    from evaluation.metrics import auroc
+
+    assert auroc([(0.9, True), (0.1, False)]) == 1.0
+    assert auroc([(0.1, True), (0.9, False)]) == 0.0
+    assert auroc([(0.5, True), (0.5, False)]) == 0.5
+    # right at 0.9, 0.4; wrong at 0.6, 0.1: 0.9 beats both, 0.4 beats 0.1 only -> 3 of 4 pairs
+    assert auroc([(0.9, True), (0.4, True), (0.6, False), (0.1, False)]) == 0.75
+    assert auroc([]) is None and auroc([(0.9, True)]) is None and auroc([(0.2, False), (0.3, False)]) is None
+
+
+def test_calibration_target_shares():
+    from evaluation.metrics import calibration
+
+    pairs = [(0.95, True), (0.85, True), (0.8, False), (0.6, False), (0.3, False), (0.1, False), (0.0, True)]
+    cal = calibration(pairs)
+    assert (cal.pairs, cal.correct) == (7, 3)
+    assert (cal.precision_high, cal.high) == (pytest.approx(2 / 3), 3)  # 0.8 counts as shown at >= 0.8
+    assert (cal.wrong_low, cal.wrong) == (0.5, 4)  # 0.3 and 0.1 of the wrong 0.8, 0.6, 0.3, 0.1
+    assert cal.auroc == pytest.approx(_auroc_by_pairs(pairs))
+    out = cal.to_dict()
+    json.dumps(out)
+    assert out["bands"][3] == {"low": 0.8, "high": 1.0, "count": 3, "correct": 2, "accuracy": pytest.approx(2 / 3),
+                               "mean_confidence": pytest.approx(2.6 / 3)}
+    assert calibration([]) is None
+    only_right = calibration([(0.2, True)])
+    assert only_right.auroc is None and only_right.wrong_low is None and only_right.precision_high is None
+
+
+def test_run_eval_reports_calibration_in_text_and_json():
+    questions, retriever, agent = _scripted_case()
+    agent.answers["heads?"]["confidence"] = 0.9  # right
+    agent.answers["price?"]["confidence"] = 0.0  # wrong: refused an answerable question
+    agent.answers["salary?"]["confidence"] = 0.1  # right: refused, as expected
+    agent.answers["layers?"]["confidence"] = 0.85  # right; q5 raises, so it has no confidence and is left out
+    report = run_eval(questions, KB(retriever), agent, strategies=("hybrid",), dataset="hand")
+    cal = report.calibration
+    assert (cal.pairs, cal.correct, cal.high, cal.precision_high) == (4, 3, 2, 1.0)
+    assert cal.auroc == 1.0 and cal.wrong_low == 1.0
+    assert [b.count for b in cal.bands] == [2, 0, 0, 2]
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["calibration"]["auroc"] == 1.0 and data["calibration"]["bands"][0]["correct"] == 1
+    text = format_report(report)
+    assert "Calibration (4 scored answers with a confidence, 3 right)" in text
+    assert "[0.8, 1.0]" in text and "AUROC" in text and "0.90  pass" in text
+    assert run_eval(questions, KB(retriever), None).calibration is None
+
+
+def test_answers_without_confidence_leave_calibration_empty():
+    questions, retriever, agent = _scripted_case()
+    for answer in agent.answers.values():
+        answer.pop("confidence")
+    report = run_eval(questions, KB(retriever), agent)
+    assert report.calibration is None and "Calibration" not in format_report(report)
+
+
+# --- slide and sheet gold locations ----------------------------------------------------------------------------
+
+def test_gold_slides_and_sheets():
+    slide = chunk("deck.pptx", slide=4)
+    cell = chunk("book.xlsx", sheet="Budget", cells="A1:F9")
+    assert chunk_matches(slide, [GoldSource("deck.pptx", (4,))])
+    assert not chunk_matches(slide, [GoldSource("deck.pptx", (3,))])
+    assert chunk_matches(cell, [GoldSource("book.xlsx", sheets=("budget",))])
+    assert not chunk_matches(cell, [GoldSource("book.xlsx", sheets=("Summary",))])
+    assert chunk_matches(cell, [GoldSource("book.xlsx")])
+    q1, q2 = parse_dataset("\n".join([
+        json.dumps({"question": "Q?", "doc": "book.xlsx", "sheets": ["Budget"]}),
+        json.dumps({"question": "Q?", "doc": ["book.xlsx", "deck.pptx"], "sheets": {"book.xlsx": ["Budget"]},
+                    "pages": {"deck.pptx": [4]}, "note": "read on slide 4"}),
+    ]))
+    assert q1.gold == (GoldSource("book.xlsx", sheets=("Budget",)),)
+    assert q2.gold == (GoldSource("book.xlsx", sheets=("Budget",)), GoldSource("deck.pptx", (4,)))
+    assert q2.to_dict()["sheets"] == {"book.xlsx": ["Budget"]}
+    for bad, message in [({"doc": "b.xlsx", "sheets": "Budget"}, "sheet names"),
+                         ({"sheets": ["Budget"]}, "needs a 'doc'"),
+                         ({"doc": "b.xlsx", "sheets": [""]}, "sheet names"),
+                         ({"kind": "unanswerable", "sheets": ["x"]}, "takes no")]:
+        with pytest.raises(DatasetError, match=message):
+            parse_dataset(json.dumps({"question": "Q?", **bad}))
