@@ -250,7 +250,7 @@ def reliability_table(pairs: Sequence[tuple[float, bool]],
                       edges: Sequence[float] = CONFIDENCE_EDGES) -> tuple[ConfidenceBand, ...]:
     """Count and accuracy per confidence band; a confidence outside [edges[0], edges[-1]] is clipped into it."""
     bands = []
-    for i, (low, high) in enumerate(zip(edges, edges[1:])):
+    for i, (low, high) in enumerate(zip(edges, edges[1:], strict=False)):
         last = i == len(edges) - 2
         inside = [(c, ok) for c, ok in pairs
                   if low <= _clip(c, edges) < high or (last and _clip(c, edges) == high)]
@@ -284,7 +284,7 @@ def auroc(pairs: Sequence[tuple[float, bool]]) -> float | None:
         for i in ordered[start:end + 1]:
             ranks[i] = (start + end) / 2 + 1  # the average of the 1-based ranks start+1 .. end+1
         start = end + 1
-    rank_sum = sum(rank for rank, (_, ok) in zip(ranks, pairs) if ok)
+    rank_sum = sum(rank for rank, (_, ok) in zip(ranks, pairs, strict=True) if ok)
     return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
 
 
