@@ -642,3 +642,53 @@ def test_gold_slides_and_sheets():
                          ({"kind": "unanswerable", "sheets": ["x"]}, "takes no")]:
         with pytest.raises(DatasetError, match=message):
             parse_dataset(json.dumps({"question": "Q?", **bad}))
+
+
+# --- the held-out question set ---------------------------------------------------------------------------------
+
+def _heldout_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("heldout", REPO / "eval" / "heldout.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_heldout_dataset_is_valid_and_mixed():
+    questions = load_dataset(REPO / "eval" / "heldout.jsonl")
+    assert 30 <= len(questions) <= 40 and len({q.id for q in questions}) == len(questions)
+    kinds = {q.kind for q in questions}
+    assert {"unanswerable", "table", "list", "comparison", "sheet", "number", "fact"} <= kinds
+    assert sum(q.unanswerable for q in questions) >= 4
+    documents = _heldout_module().DOCUMENTS
+    for q in questions:
+        if not q.unanswerable:
+            assert q.answer and q.gold and all(g.file in documents for g in q.gold), q.id
+    papers = {g.file for q in load_dataset(REPO / "eval" / "papers.jsonl") for g in q.gold}
+    assert not papers & set(documents)  # held out: none of the documents the extractor was tuned on
+
+
+def test_heldout_runner_without_shared_skips_cleanly(tmp_path, capsys):
+    assert _heldout_module().main(["--shared", str(tmp_path / "absent")]) == 0
+    assert "nothing to measure" in capsys.readouterr().err
+
+
+@pytest.mark.shared
+def test_heldout_gold_holds_every_key_fact(shared_data, tmp_path):
+    """Each answer group has an alternative in the parsed text of the gold file at its gold pages/slides/sheets."""
+    from document_processor import parse_file
+
+    heldout = _heldout_module()
+    docs = heldout.link_documents(shared_data, tmp_path / "docs")
+    assert sorted(p.name for p in docs.iterdir()) == sorted(heldout.DOCUMENTS)
+    chunks = {}
+    for q in load_dataset(REPO / "eval" / "heldout.jsonl"):
+        if q.unanswerable:
+            continue
+        for gold in q.gold:
+            if gold.file not in chunks:
+                chunks[gold.file] = parse_file(docs / gold.file).chunks
+        text = "\n".join(c.text for g in q.gold for c in chunks[g.file] if chunk_matches(c, q.gold))
+        assert text, q.id
+        assert not missing_groups(text, q.answer), (q.id, missing_groups(text, q.answer))
