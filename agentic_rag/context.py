@@ -13,11 +13,14 @@ from agentic_rag.types import ContextBlock, Coverage
 MIN_BLOCK_TOKENS = 60  # a passage cut shorter than this is not worth citing
 
 
-def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int) -> tuple[ContextBlock, ...]:
-    """Number the hits [1..n]: round-robin over sub-questions by rank, deduplicated by chunk id, within budget.
+def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int,
+                  previous: Sequence[ContextBlock] = ()) -> tuple[ContextBlock, ...]:
+    """Number the hits P1..Pn: round-robin over sub-questions by rank, deduplicated by chunk id, within budget.
 
     Round-robin keeps one broad sub-question from crowding out the others. A block that does not fit is cut at
-    a word boundary when enough room is left, else left out; the numbering has no gaps.
+    a word boundary when enough room is left, else left out. `previous` are the blocks an earlier round of the
+    same question numbered: a chunk keeps its number and new chunks get the next ones, so an ID means the same
+    passage for the whole question. Returned in number order.
     """
     order: dict[str, tuple[Hit, list[str]]] = {}
     depth = max((len(h) for _, h in sub_hits), default=0)
@@ -28,25 +31,37 @@ def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int
                 entry = order.setdefault(hit.chunk.id, (hit, []))
                 if query not in entry[1]:
                     entry[1].append(query)
+    known = {b.chunk.id: b.n for b in previous}
+    next_n = max(known.values(), default=0) + 1
     blocks: list[ContextBlock] = []
     used = 0
-    for hit, queries in order.values():
-        block = ContextBlock(len(blocks) + 1, hit, tuple(queries))
+    for chunk_id, (hit, queries) in order.items():
+        n = known.get(chunk_id, next_n)
+        block = ContextBlock(n, hit, tuple(queries))
         cost = estimate_tokens(block.header()) + estimate_tokens(hit.chunk.text) + 2
         if used + cost > max_tokens:
             room = max_tokens - used - estimate_tokens(block.header()) - 2
             if room < MIN_BLOCK_TOKENS:
                 break
             chunk = replace(hit.chunk, text=truncate_tokens(hit.chunk.text, room))
-            block = ContextBlock(block.n, replace(hit, chunk=chunk), block.queries)
+            block = ContextBlock(n, replace(hit, chunk=chunk), block.queries)
             cost = max_tokens - used
+        if n == next_n:
+            next_n += 1
         blocks.append(block)
         used += cost
-    return tuple(blocks)
+    return tuple(sorted(blocks, key=lambda b: b.n))
+
+
+def merge_blocks(previous: Sequence[ContextBlock], current: Sequence[ContextBlock]) -> tuple[ContextBlock, ...]:
+    """Every passage numbered so far in the question (the current round's version of a block wins)."""
+    merged = {b.n: b for b in previous}
+    merged.update({b.n: b for b in current})
+    return tuple(merged[n] for n in sorted(merged))
 
 
 def render_context(blocks: Sequence[ContextBlock]) -> str:
-    """The passages as the model reads them: a header line with number, file and place, then the text."""
+    """The passages as the model reads them: a header line with ID, file and place, then the text."""
     return "\n\n".join(f"{b.header()}\n{b.hit.chunk.text}" for b in blocks)
 
 

@@ -1,4 +1,5 @@
-"""The wiring: analyze -> decompose -> retrieve -> synthesize -> verify, and back to retrieve when incomplete."""
+"""The wiring: analyze -> decompose -> retrieve -> synthesize -> verify, then back to retrieve (something is missing)
+or to synthesize (a claim needs correcting) while that helps."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from dataclasses import replace
 from langgraph.graph import END, START, StateGraph
 
 from advanced_retrieval import STRATEGIES, Filters
+from agentic_rag.citations import display
 from agentic_rag.offline import OfflineBrain
+from agentic_rag.review import synthesize, verify
 from agentic_rag.state import AgentState, Run
-from agentic_rag.steps import MIN_CALL_SECONDS, analyze, decompose_step, retrieve, synthesize, verify
-from agentic_rag.text import cited_numbers
+from agentic_rag.steps import analyze, decompose_step, retrieve
 from agentic_rag.types import AnswerResult, Budgets, Citation, Usage
 
 HISTORY_TURNS = 3
@@ -44,10 +46,9 @@ def _node(step: Callable[[AgentState, Run], dict]):
 
 
 def _after_verify(state: AgentState, runtime) -> str:
-    """The one conditional edge: another retrieval round when verification left feedback and time remains."""
-    if state.get("feedback") and runtime.context.seconds_left() > MIN_CALL_SECONDS:
-        return "retrieve"
-    return END
+    """The one conditional edge: the round the check asked for (search again, or correct the answer), or done.
+    agentic_rag.review decides, within the budgets."""
+    return state.get("next") or END
 
 
 def _compile():
@@ -60,7 +61,7 @@ def _compile():
     graph.add_edge("decompose", "retrieve")
     graph.add_edge("retrieve", "synthesize")
     graph.add_edge("synthesize", "verify")
-    graph.add_conditional_edges("verify", _after_verify, ["retrieve", END])
+    graph.add_conditional_edges("verify", _after_verify, ["retrieve", "synthesize", END])
     return graph.compile()
 
 
@@ -108,17 +109,21 @@ class Agent:
 
 
 def _result(state: dict, seconds: float) -> AnswerResult:
+    """The public result: passage IDs shown as reader numbers [1], [2], ... in the order the answer cites them."""
     blocks = {b.n: b for b in state.get("blocks", ())}
-    answer = state.get("answer", "")
-    citations = tuple(Citation(n, blocks[n].chunk.file_name, blocks[n].chunk.doc_id, blocks[n].chunk.location,
-                               blocks[n].chunk.text) for n in sorted(cited_numbers(answer)) if n in blocks)
+    answer, order = display(state.get("answer", ""), blocks)
+    cited = sorted((r, n) for n, r in order.items())
+    citations = tuple(Citation(r, blocks[n].chunk.file_name, blocks[n].chunk.doc_id, blocks[n].chunk.location,
+                               blocks[n].chunk.text) for r, n in cited)
+    claims = tuple(replace(c, citations=tuple(order[n] for n in c.citations if n in order))
+                   for c in state.get("claims", ()))
     trace = tuple(state.get("trace", ()))
     usage = Usage(sum(t["llm_calls"] for t in trace), sum(t["input_tokens"] for t in trace),
                   sum(t["output_tokens"] for t in trace))
     analysis = state.get("analysis")
     return AnswerResult(
         answer=answer, mode=state.get("answer_mode", state.get("mode", "offline")), citations=citations,
-        claims=tuple(state.get("claims", ())), confidence=state.get("confidence", 0.0), trace=trace, usage=usage,
+        claims=claims, confidence=state.get("confidence", 0.0), trace=trace, usage=usage,
         seconds=round(seconds, 3), warnings=tuple(dict.fromkeys(state.get("warnings", ()))),
         question=state.get("question", ""), analysis=analysis, sub_questions=tuple(state.get("sub_questions", ())),
         sub_hits=tuple(state.get("sub_hits", ())), coverage=tuple(state.get("coverage", ())),

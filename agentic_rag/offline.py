@@ -42,11 +42,13 @@ MEMO_SIZE = 4096
 @dataclass(frozen=True)
 class Draft:
     """An answer text, the sub-questions it could not answer (the verifier's 'missing' for extractive mode), and
-    whether it is a refusal as a whole (Gemini's NOT_FOUND_MARK, in whatever language it wrote)."""
+    whether it is a refusal as a whole (Gemini's NOT_FOUND_MARK, in whatever language it wrote), and whether
+    it was cut short."""
 
     text: str
     unanswered: tuple[str, ...] = ()
     refused: bool = False
+    truncated: bool = False  # the model stopped at its output limit and could not finish
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,7 @@ class OfflineBrain:
             quotes = self._quotes(Ask.of(sub, analysis.question_type), analysis.question_type, own, passages)
             if not quotes:
                 unanswered.append(sub)
-            body = "\n".join(f'"{q}" [{n}]' for n, q in quotes) or NOT_FOUND
+            body = "\n".join(f'"{q}" [P{n}]' for n, q in quotes) or NOT_FOUND
             sections.append(f"**{sub.rstrip('?')}**\n{body}" if len(subs) > 1 else body)
         if len(unanswered) == len(subs):
             sections = [NOT_FOUND + _closest(blocks)]
@@ -213,7 +215,7 @@ def _coverage_answer(analysis: Analysis, coverage: Sequence[Coverage], blocks: S
         if c.mentioned and c.hit is not None:
             quote = next((s for s in sentences(c.hit.chunk.text) if _says(s, concept)), c.hit.chunk.text)
             n = by_chunk.get(c.hit.chunk.id)
-            present.append(f'- {c.file_name}: "{_clean(quote)}"' + (f" [{n}]" if n else ""))
+            present.append(f'- {c.file_name}: "{_clean(quote)}"' + (f" [P{n}]" if n else ""))
     no = f"Not mentioned in: {', '.join(absent)}." if absent else "Every document mentions it."
     yes = "Mentioned in:\n" + "\n".join(present) if present else "No document mentions it."
     parts = [no, yes] if analysis.question_type == "negation" else [yes, no]

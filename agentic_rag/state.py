@@ -27,7 +27,7 @@ class AgentState(TypedDict, total=False):
     sub_hits: tuple[tuple[str, tuple[Hit, ...]], ...]  # step 3: every query so far and its hits
     coverage: tuple[Coverage, ...]  # step 3, negation/exhaustive questions: every document checked
     new_hits: int  # chunks the latest retrieval added
-    blocks: tuple[ContextBlock, ...]  # step 4: the numbered passages the answer may cite
+    blocks: tuple[ContextBlock, ...]  # step 4: every passage numbered so far ([P n], stable for the question)
     draft: Draft  # step 4: the answer as written, and what it could not answer
     answer_mode: str  # which brain wrote the answer: "gemini" or "offline"
     claims: tuple[Claim, ...]  # step 5
@@ -35,7 +35,11 @@ class AgentState(TypedDict, total=False):
     confidence: float  # computed from the verdicts (or from retrieval scores when not verified)
     confidence_basis: str  # where the confidence came from
     feedback: tuple[str, ...]  # what verification found missing: the next retrieval's queries
-    loops: int  # verify -> retrieve rounds taken
+    corrections: tuple[str, ...]  # notes for a rewrite: claims to correct or remove, parts not covered
+    next: str  # what verification asked for: "retrieve", "synthesize" (a correction) or "" (done)
+    revised: bool  # whether the latest synthesize wrote a new answer (a round may keep the checked one)
+    best: dict | None  # the best checked answer so far: answer, claims, confidence, draft, basis, mode
+    loops: int  # extra rounds taken after the first check
     trace: Annotated[list[dict], operator.add]  # one entry per step run
     warnings: Annotated[list[str], operator.add]  # what the reader should know (fallbacks, budgets)
 

@@ -31,10 +31,11 @@ QUERY_WORDS = frozenset(_QUERY.split())
 
 _WORD = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
+# A reader-numbered citation as shown in a finished answer ("[2]", "[1, 3]"); the model's own are [P2] (citations.py).
 CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 # A sentence ends at . ! ? before a capital or digit; citations right after the stop stay with their sentence
-# ("It rose 5%. [2] Then ..." -> "It rose 5%. [2]" | "Then ..."), captured so re.split returns them.
-_SENTENCE_END = re.compile(r"(?<=[.!?])((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])*)\s+(?=[\"'“(]?[A-Z0-9À-Ý])")
+# ("It rose 5%. [P2] Then ..." -> "It rose 5%. [P2]" | "Then ..."), captured so re.split returns them.
+_SENTENCE_END = re.compile(r"(?<=[.!?])((?:\s*(?:\[[^\]\n]{1,40}\]|\([PS][^)\n]{0,40}\)))*)\s+(?=[\"'“(]?[A-Z0-9À-Ý])")
 
 
 def words(text: str) -> list[str]:
@@ -146,31 +147,6 @@ def tabular(line: str) -> bool:
     tokens = [t for t in line.split() if t not in ("$", "€", "£", "%", "·")]
     figures = sum(1 for t in tokens if _CELL.match(t))
     return figures >= 2 and figures * 2 >= len(tokens) and not line.rstrip().endswith(".")
-
-
-_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
-
-
-def cited_numbers(text: str) -> tuple[int, ...]:
-    """Citation numbers in order of first appearance: 'a [2] b [1, 2]' -> (2, 1).
-
-    Markers inside a quotation are the quoted document's own references ("... VGG nets [41] ..."), not ours.
-    """
-    seen: dict[int, None] = {}
-    for group in CITATION.findall(_QUOTED.sub(" ", text)):
-        for part in re.split(r"[,;]", group):
-            seen.setdefault(int(part), None)
-    return tuple(seen)
-
-
-def strip_citations(text: str) -> str:
-    """The text without its [n] markers (a quotation keeps the quoted document's own)."""
-    parts, last = [], 0
-    for m in _QUOTED.finditer(text):
-        parts += [CITATION.sub("", text[last:m.start()]), m.group(0)]
-        last = m.end()
-    text = re.sub(r"\s+", " ", "".join(parts) + CITATION.sub("", text[last:]))
-    return re.sub(r"\s+([.,;:!?])", r"\1", text).strip()
 
 
 def detect_language(text: str) -> str:

@@ -20,12 +20,15 @@ OFFLINE_LABEL = "offline (extractive)"
 class BrainError(Exception):
     """A language-model step that failed after its bounded retries; `reason` is safe to show (no API key).
 
-    The usage of the failed attempts travels with it, so budgets stay honest.
+    The usage of the failed attempts travels with it, so budgets stay honest. `malformed` says the model was
+    reachable but its reply unusable: a plan then falls back to the rules while the model still answers.
     """
 
-    def __init__(self, reason: str, *, calls: int = 0, input_tokens: int = 0, output_tokens: int = 0):
+    def __init__(self, reason: str, *, calls: int = 0, input_tokens: int = 0, output_tokens: int = 0,
+                 malformed: bool = False):
         super().__init__(reason)
         self.reason = reason
+        self.malformed = malformed  # the service answered, but not in the shape asked for (bad JSON)
         self.calls = calls
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
@@ -40,7 +43,7 @@ class Budgets:
     retry_seconds: how long one failing Gemini step may keep retrying before the question goes offline.
     """
 
-    llm_calls: int = 6
+    llm_calls: int = 8
     seconds: float = 60.0
     context_tokens: int = 6000
     max_loops: int = 2
@@ -90,7 +93,7 @@ class Plan:
 
 @dataclass(frozen=True)
 class ContextBlock:
-    """A numbered passage the answer may cite as [n]; `queries` are the queries (sub-questions) that found it."""
+    """A numbered passage the answer may cite as [Pn] (n stable for the whole question); `queries` are the queries (sub-questions) that found it."""
 
     n: int
     hit: Hit
@@ -101,10 +104,10 @@ class ContextBlock:
         return self.hit.chunk
 
     def header(self) -> str:
-        """'[2] report.pdf, p. 3 (Results > Revenue)'."""
+        """'[P2] report.pdf, p. 3 (Results > Revenue)'."""
         c = self.hit.chunk
         where = c.location.label()
-        head = f"[{self.n}] {c.file_name}" + (f", {where}" if where else "")
+        head = f"[P{self.n}] {c.file_name}" + (f", {where}" if where else "")
         return head + (f" ({' > '.join(c.heading_path)})" if c.heading_path else "")
 
 

@@ -10,9 +10,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from agentic_rag.citations import CITE, cited_ids, strip_ids
 from agentic_rag.extract import EMBED_CHARS, Ask
+from agentic_rag.figures import arithmetic_errors, unexplained
 from agentic_rag.matching import forms_of, near
-from agentic_rag.text import cited_numbers, numbers, overlap, sentences, strip_citations, terms, unwrap
+from agentic_rag.text import overlap, sentences, terms, unwrap
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, VERDICT_SCORE, Claim, ContextBlock, Coverage, Verdict
 
 SUPPORTED_OVERLAP = 0.8  # share of a claim's content words its passage must contain to support it
@@ -24,8 +26,22 @@ STRONG = 0.75  # ... unless it holds this share of the question's concepts
 MIN_CLAIM_TERMS = 2  # shorter lines are framing ("Here is what I found:"), not claims
 FOUND_PREFIX = "Closest passages"
 _NEGATIVE = re.compile(r"\b(?:not|no|never|none|neither|nor|without)\b|n't\b", re.IGNORECASE)
-_QUOTE_LINE = re.compile(r'(?:[^"“]{0,80}:\s*)?(?:"[^"\n]+"|“[^”\n]+”)(?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+\s*[.]?')
+_QUOTE_LINE = re.compile(r'(?:[^"“]{0,80}:\s*)?(?:"[^"\n]+"|“[^”\n]+”)(?:\s*(?:' + CITE.pattern + r'))+\s*[.]?',
+                         re.IGNORECASE)
 _PAGE_REF = re.compile(r"\b(?:page|p\.|pp\.)\s*(\d+)", re.IGNORECASE)
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
+_REFUSAL = re.compile(
+    r"^(?:(?:however|unfortunately|sorry),?\s+)?(?:"
+    r"i\s+(?:could|can|did)\s*(?:not|n't|n’t)\s+(?:find|locate|see|determine)"
+    r"|i\s+(?:was|am)\s+(?:not\s+able|unable)\s+to\s+(?:find|locate|determine)"
+    r"|i\s+(?:do|did)\s*(?:not|n't|n’t)\s+(?:have|see|find)\b"
+    r"|(?:the|these|this)\s+(?:provided\s+|given\s+|retrieved\s+|available\s+)?(?:passages?|documents?|context|"
+    r"sources?|excerpts?|texts?|files?)\s+(?:provided\s+)?(?:do(?:es)?\s*(?:not|n't|n’t)|did\s*(?:not|n't)|"
+    r"contains?\s+no|makes?\s+no|provides?\s+no|has\s+no|have\s+no)\b"
+    r"|there\s+is\s+no\s+(?:information|mention|data|indication)|no\s+information\s+(?:is\s+(?:given|provided)|about|"
+    r"on|regarding)|none\s+of\s+the\s+(?:passages|documents|sources)"
+    r"|(?:this|that|it|the\s+answer|the\s+information)\s+is\s+not\s+(?:mentioned|stated|given|provided|found|"
+    r"available|specified|included|covered)\b)", re.IGNORECASE)
 _FLAGS = {"unsupported": " ⚠ (not supported by the cited passages)", "partial": " (⚠ only partly supported)"}
 
 
@@ -39,32 +55,75 @@ class ClaimDraft:
 
 
 def split_claims(answer: str, *, refused: bool = False) -> tuple[ClaimDraft, ...]:
-    """The checkable statements of an answer: sentences and list items, without headings and refusals.
+    """The checkable statements of an answer: sentences, list items and table rows, without headings, table
+    headers and statements of what the documents do not say.
 
-    An answer that is a refusal (`refused`: Gemini marked it, in any language) or opens with NOT_FOUND claims
-    nothing: what follows only describes what was found instead.
+    An answer that is a refusal (`refused`: Gemini marked it, in any language; or its first statement says the
+    documents do not have the answer, in any of the usual English wordings) claims nothing: what follows only
+    describes what was found instead.
     """
-    body = [line.strip() for line in answer.splitlines() if not _is_framing(line.strip())]
-    if refused or (body and body[0].startswith(NOT_FOUND.rstrip("."))):
+    if refused or is_refusal(answer):
         return ()
     out = []
-    for line in answer.splitlines():
-        stripped = line.strip()
-        if _is_framing(stripped):
+    for line, kind, header in _lines(answer):
+        if kind == "row":
+            cells, names = _cells(line), _cells(header)
+            pairs = zip(names, cells, strict=True) if len(names) == len(cells) else (("", c) for c in cells)
+            clean = ", ".join(f"{h}: {c}" if h else c for h, c in pairs if c)
+            if len(terms(clean)) >= 1 and not clean.endswith(":"):
+                out.append(ClaimDraft(line.strip(), clean, cited_ids(line)))
             continue
-        item = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", stripped)
+        item = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", line.strip())
         # A quotation with its citation is one claim however many sentences it quotes.
         for segment in ([item] if _QUOTE_LINE.fullmatch(item) else sentences(item)):
-            clean = strip_citations(segment).strip(" -*")
-            if NOT_FOUND.rstrip(".") in clean or len(terms(clean)) < MIN_CLAIM_TERMS or clean.endswith(":"):
+            clean = strip_ids(segment).strip(" -*")
+            if (NOT_FOUND.rstrip(".") in clean or len(terms(clean)) < MIN_CLAIM_TERMS or clean.endswith(":")
+                    or _REFUSAL.match(clean)):
                 continue
-            out.append(ClaimDraft(segment, clean, cited_numbers(segment)))
+            out.append(ClaimDraft(segment, clean, cited_ids(segment)))
     return tuple(out)
+
+
+def is_refusal(answer: str) -> bool:
+    """Whether the answer's first statement says the documents do not hold the answer (NOT_FOUND or the
+    wordings models use instead: "The provided passages do not mention ...", "I couldn't find ...")."""
+    for line, kind, _ in _lines(answer):
+        if kind == "row":
+            return False
+        first = strip_ids(re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", line.strip()))
+        if first.endswith(":") and len(first) < 80:
+            continue  # "Based on the passages:" introduces what follows
+        return first.startswith(NOT_FOUND.rstrip(".")) or bool(_REFUSAL.match(first))
+    return False
 
 
 def _is_framing(line: str) -> bool:
     return (not line or line.startswith((OFFLINE_LABEL, FOUND_PREFIX, "#"))
             or bool(re.fullmatch(r"\*\*[^*]+\*\*:?", line)))
+
+
+def _lines(answer: str):
+    """(line, kind) for each line that may hold claims: kind "row" for a table's data rows, else "text";
+    headings, labels, a table's header and separator rows left out."""
+    lines = answer.splitlines()
+    header = ""
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if _is_framing(stripped) or _TABLE_SEPARATOR.match(stripped):
+            continue
+        if stripped.startswith("|"):
+            following = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if _TABLE_SEPARATOR.match(following):  # the row a separator follows is the header
+                header = stripped
+            else:
+                yield line, "row", header
+            continue
+        header = ""
+        yield line, "text", ""
+
+
+def _cells(row: str) -> list[str]:
+    return [strip_ids(c).strip(" *") for c in row.strip().strip("|").split("|")] if row else []
 
 
 def lexical_verdict(index: int, claim: ClaimDraft, blocks: Mapping[int, ContextBlock]) -> Verdict:
@@ -77,7 +136,7 @@ def lexical_verdict(index: int, claim: ClaimDraft, blocks: Mapping[int, ContextB
     if body and _verbatim(body, best.chunk.index_text):
         return Verdict(index, "supported", best.n, "quoted verbatim")
     share = overlap(set(terms(claim.text)), best.chunk.index_text)
-    numbers_ok = numbers(claim.text) <= numbers(" ".join(b.chunk.index_text for b in cited))
+    numbers_ok = not unexplained(claim.text, " ".join(b.chunk.index_text for b in cited))
     if share >= SUPPORTED_OVERLAP and numbers_ok:
         return Verdict(index, "supported", best.n, f"{share:.0%} of its words in the passage")
     if share >= PARTIAL_OVERLAP:
@@ -141,24 +200,37 @@ def _quote_body(text: str) -> str:
 
 
 def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, ContextBlock],
-                coverage: Sequence[Coverage] = ()) -> Claim:
-    """The brain's verdict, overruled where it cannot be right: missing citations, wrong pages, absent numbers."""
+                coverage: Sequence[Coverage] = (), question: str = "") -> Claim:
+    """The brain's verdict, overruled where it cannot be right: citations of no passage, wrong pages, numbers
+    the passages neither state nor let one compute, arithmetic that does not add up.
+
+    `question`: its numbers may be repeated without a source ("the top 3 ...").
+    """
     claim = Claim(draft.text, verdict.verdict if verdict.verdict in VERDICT_SCORE else "unsupported",
-                  draft.citations, verdict.evidence if verdict.evidence in blocks else 0, verdict.reason)
+                  tuple(n for n in draft.citations if n in blocks), verdict.evidence if verdict.evidence in blocks
+                  else 0, verdict.reason)
     ghosts = [n for n in draft.citations if n not in blocks]
-    if ghosts:
-        return replace(claim, verdict="unsupported", reason=f"cites [{ghosts[0]}], which is not among the passages")
-    cited = [blocks[n] for n in draft.citations]
+    if ghosts and not claim.citations:
+        return replace(claim, verdict="unsupported", reason=f"cites [P{ghosts[0]}], which names no passage")
+    cited = [blocks[n] for n in claim.citations]
     if not cited:
         return _uncited(claim, coverage)
+    if ghosts:
+        claim = replace(claim, verdict="partial" if claim.verdict == "supported" else claim.verdict,
+                        reason=f"also cites [P{ghosts[0]}], which names no passage; {claim.reason}".rstrip("; "))
     # A page named inside a quotation is the quoted document's own cross-reference, not a claim about the source.
     pages = {int(p) for p in _PAGE_REF.findall(re.sub(r'"[^"\n]*"|“[^”\n]*”', " ", draft.text))}
     on = {b.chunk.location.page for b in cited}
     if pages and not pages & on:
         return replace(claim, verdict="unsupported", reason=f"names page {min(pages)}, but its passage is elsewhere")
-    missing = numbers(draft.text) - numbers(" ".join(b.chunk.index_text for b in cited)) - {str(p) for p in pages}
+    wrong = arithmetic_errors(draft.text)
+    if wrong:
+        return replace(claim, verdict="unsupported", reason=f"its arithmetic does not add up: {wrong[0]}")
+    missing = unexplained(draft.text, " ".join(b.chunk.index_text for b in cited),
+                          question + " " + " ".join(f"page {p}" for p in pages))
     if missing and claim.verdict == "supported":
-        return replace(claim, verdict="partial", reason=f"{sorted(missing)[0]} is not in the cited passage")
+        return replace(claim, verdict="partial", reason=f"{missing[0]} is neither in the cited passage nor computed "
+                                                        "from its numbers")
     return claim
 
 
@@ -199,12 +271,31 @@ def retrieval_confidence(blocks: Sequence[ContextBlock]) -> float:
 
 
 def flag_answer(answer: str, drafts: Sequence[ClaimDraft], claims: Sequence[Claim]) -> str:
-    """The answer with a visible mark after each unsupported or partly supported claim."""
-    for draft, claim in zip(drafts, claims, strict=True):
-        flag = _FLAGS.get(claim.verdict)
-        if flag and draft.segment in answer:
-            answer = answer.replace(draft.segment, draft.segment + flag, 1)
-    return answer
+    """The answer with a visible mark after each unsupported or partly supported claim.
+
+    A mark never goes inside a table (it would break the table's Markdown): a row's mark is a line after the
+    table naming the row. Everything else of the answer is left exactly as written.
+    """
+    flagged = [(d, c) for d, c in zip(drafts, claims, strict=True) if c.verdict in _FLAGS]
+    rows = {d.segment: c for d, c in flagged if d.segment.lstrip().startswith("|")}
+    for draft, claim in flagged:
+        if draft.segment not in rows and draft.segment in answer:
+            answer = answer.replace(draft.segment, draft.segment + _FLAGS[claim.verdict], 1)
+    if not rows:
+        return answer
+    out: list[str] = []
+    notes: list[str] = []
+    for line in answer.splitlines():
+        if notes and not line.strip().startswith("|"):
+            out += ["", *notes, ""] if line.strip() else ["", *notes]
+            notes = []
+        out.append(line)
+        claim = rows.get(line.strip())
+        if claim is not None:
+            notes.append(f"- Row “{' | '.join(_cells(line))}”:{_FLAGS[claim.verdict]}")
+    if notes:
+        out += ["", *notes]
+    return "\n".join(out)
 
 
 def _quoted(text: str) -> str:

@@ -17,12 +17,13 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 
 from advanced_retrieval import Filters, Hit
 from agentic_rag import NOT_FOUND, OFFLINE_LABEL, Budgets, OfflineBrain, build_agent, make_gemini_brain
+from agentic_rag.citations import cited_ids
 from agentic_rag.context import build_context, check_document, mentions
 from agentic_rag.extract import units_of
 from agentic_rag.gemini import content_text, parse_json
 from agentic_rag.matching import coverage, forms_of, near, query_concepts
 from agentic_rag.rules import analyze_question, classify, decompose, negation_target, resolve_follow_up
-from agentic_rag.text import cited_numbers, detect_language, numbers, sentences
+from agentic_rag.text import detect_language, numbers, sentences
 from agentic_rag.types import ContextBlock, Coverage, Verdict
 from agentic_rag.verify import check_claim, confidence, flag_answer, offline_verdict, split_claims
 from document_processor import Chunk, Location, chunk_id
@@ -158,10 +159,10 @@ def offline_agent(retriever, fake_embedder):
 # ---------------------------------------------------------------- text, rules
 
 def test_sentences_keep_their_citation_and_numbers_normalise():
-    assert sentences("Revenue rose 5%. [2] Profit fell. Next line\nTable | 3") == [
-        "Revenue rose 5%. [2]", "Profit fell.", "Next line", "Table | 3"]
-    assert numbers("It cost $1,200.50 in 2023 [4], i.e. 3.0 units") == {"1200.5", "2023", "3"}
-    assert cited_numbers("a [2] b [1, 2] c [3][1]") == (2, 1, 3)
+    assert sentences("Revenue rose 5%. [P2] Profit fell. Next line\nTable | 3") == [
+        "Revenue rose 5%. [P2]", "Profit fell.", "Next line", "Table | 3"]
+    assert numbers("It cost $1,200.50 in 2023 [P4], i.e. 3.0 units") == {"1200.5", "2023", "3"}
+    assert cited_ids("a [P2] b [P1, P2] c [P3][P1] d [11]") == (2, 1, 3)
     assert detect_language("Wie hoch war der Umsatz im Jahr 2023?") == "de"
     assert detect_language("What was the revenue in 2023?") == "en"
 
@@ -240,8 +241,8 @@ def test_mentions_and_document_check(chunks):
 
 
 def test_claims_are_split_without_framing():
-    answer = (f"{OFFLINE_LABEL} — quoted.\n\n**Acme revenue**\nAcme earned $5.2 million in 2023 [1]. "
-              f"It employs 140 people [2].\n- Bilbao hosts the test bench [3]\n{NOT_FOUND}\nHere it is:")
+    answer = (f"{OFFLINE_LABEL} — quoted.\n\n**Acme revenue**\nAcme earned $5.2 million in 2023 [P1]. "
+              f"It employs 140 people [P2].\n- Bilbao hosts the test bench [P3]\n{NOT_FOUND}\nHere it is:")
     drafts = split_claims(answer)
     assert [d.citations for d in drafts] == [(1,), (2,), (3,)]
     assert drafts[0].text == "Acme earned $5.2 million in 2023."
@@ -249,14 +250,14 @@ def test_claims_are_split_without_framing():
 
 def test_citations_pages_and_numbers_are_checked_whatever_the_brain_says(chunks):
     blocks = {1: ContextBlock(1, _hit(chunks[0])), 2: ContextBlock(2, _hit(chunks[2]))}
-    ok = split_claims("Revenue in 2023 was $5.2 million [1].")[0]
+    ok = split_claims("Revenue in 2023 was $5.2 million [P1].")[0]
     assert check_claim(ok, Verdict(0, "supported", 1), blocks).verdict == "supported"
-    ghost = split_claims("Revenue in 2023 was $5.2 million [7].")[0]
+    ghost = split_claims("Revenue in 2023 was $5.2 million [P7].")[0]
     claim = check_claim(ghost, Verdict(0, "supported", 7), blocks)
-    assert claim.verdict == "unsupported" and "[7]" in claim.reason
-    page = split_claims("On page 9 the report gives revenue of $5.2 million [1].")[0]
+    assert claim.verdict == "unsupported" and "[P7]" in claim.reason
+    page = split_claims("On page 9 the report gives revenue of $5.2 million [P1].")[0]
     assert check_claim(page, Verdict(0, "supported", 1), blocks).verdict == "unsupported"
-    number = split_claims("Revenue in 2023 was $6.1 million [1].")[0]
+    number = split_claims("Revenue in 2023 was $6.1 million [P1].")[0]
     assert check_claim(number, Verdict(0, "supported", 1), blocks).verdict == "partial"
     coverage = (Coverage("d1", "acme_report.pdf", False), Coverage("d2", "globex_memo.docx", True))
     right = split_claims("acme_report.pdf does not mention GDPR at all.")[0]
@@ -266,7 +267,7 @@ def test_citations_pages_and_numbers_are_checked_whatever_the_brain_says(chunks)
 
 
 def test_confidence_is_computed_from_verdicts_and_flags_are_visible():
-    drafts = split_claims("Alpha grew fast [1]. Beta shrank slowly [2]. Gamma stayed flat [3].")
+    drafts = split_claims("Alpha grew fast [P1]. Beta shrank slowly [P2]. Gamma stayed flat [P3].")
     verdicts = ["supported", "partial", "unsupported"]
     from agentic_rag.types import Claim
     claims = [Claim(d.text, v, d.citations) for d, v in zip(drafts, verdicts, strict=True)]
@@ -274,9 +275,9 @@ def test_confidence_is_computed_from_verdicts_and_flags_are_visible():
     assert confidence(claims[:1]) == 1.0
     assert confidence(claims[:1], missing=1) == 0.5
     assert confidence([]) == 0.0
-    flagged = flag_answer("Alpha grew fast [1]. Beta shrank slowly [2]. Gamma stayed flat [3].", drafts, claims)
-    assert "Gamma stayed flat [3]. ⚠ (not supported" in flagged and "slowly [2]. (⚠ only partly" in flagged
-    assert "fast [1]. Beta" in flagged
+    flagged = flag_answer("Alpha grew fast [P1]. Beta shrank slowly [P2]. Gamma stayed flat [P3].", drafts, claims)
+    assert "Gamma stayed flat [P3]. ⚠ (not supported" in flagged and "slowly [P2]. (⚠ only partly" in flagged
+    assert "fast [P1]. Beta" in flagged
 
 
 def test_json_replies_are_read_tolerantly():
@@ -452,7 +453,7 @@ def test_simple_question_takes_three_calls_streams_and_counts_tokens(retriever):
     q = "What was Acme's revenue in 2023?"
     agent, chat = gemini_agent(retriever, [
         plan_json(q, "numeric", concepts=["Acme", "revenue", "2023"]),
-        "Acme's revenue in 2023 was $5.2 million [1].",
+        "Acme's revenue in 2023 was $5.2 million [P1].",
         verify_json([("supported", 1)]),
     ], as_parts=True)
     tokens = []
@@ -466,9 +467,9 @@ def test_simple_question_takes_three_calls_streams_and_counts_tokens(retriever):
     assert "one call shared with decompose" in result.trace[0]["summary"]
     plan_prompt, answer_prompt, verify_prompt = chat.prompts
     assert "You plan how to answer" in plan_prompt and q in plan_prompt
-    assert "[1] acme_report.pdf, p. 3" in answer_prompt and "Revenue in 2023 was $5.2 million" in answer_prompt
+    assert "[P1] acme_report.pdf, p. 3" in answer_prompt and "Revenue in 2023 was $5.2 million" in answer_prompt
     assert "Answer in English" in answer_prompt
-    assert "1. Acme's revenue in 2023 was $5.2 million. (cites [1])" in verify_prompt
+    assert "1. Acme's revenue in 2023 was $5.2 million. (cites [P1])" in verify_prompt
     assert chat.kwargs_seen[0]["response_mime_type"] == "application/json"
     assert "response_json_schema" in chat.kwargs_seen[2] and "$defs" not in json.dumps(chat.kwargs_seen[2])
     assert result.claims[0].verdict == "supported" and result.confidence == 1.0
@@ -477,53 +478,56 @@ def test_simple_question_takes_three_calls_streams_and_counts_tokens(retriever):
 
 def test_fabricated_citations_and_pages_are_flagged_and_lower_confidence(retriever):
     q = "What was Acme's revenue in 2023?"
-    answer = ("Acme's revenue in 2023 was $5.2 million [1]. According to page 12, profits doubled [1]. "
-              "Acme also opened an office in Lima [7].")
+    answer = ("Acme's revenue in 2023 was $5.2 million [P1]. According to page 12, profits doubled [P1]. "
+              "Acme also opened an office in Lima [P7].")
     agent, _ = gemini_agent(retriever, [plan_json(q), answer,
                                         verify_json([("supported", 1), ("supported", 1), ("supported", 7)])],
                             budgets=Budgets(max_loops=0))
     result = agent.ask(q)
     assert [c.verdict for c in result.claims] == ["supported", "unsupported", "unsupported"]
-    assert "[7]. ⚠ (not supported by the cited passages)" in result.answer
+    assert "Lima. ⚠ (not supported by the cited passages)" in result.answer and "[7]" not in result.answer
     assert "doubled [1]. ⚠ (not supported" in result.answer
     assert result.confidence == round(1 / 3, 2)
-    assert [c.n for c in result.citations] == [1]  # [7] points at nothing and is not listed
+    assert [c.n for c in result.citations] == [1]  # [P7] points at nothing and is not listed
 
 
 def test_verifier_feedback_sends_the_agent_back_to_retrieval_within_the_call_budget(retriever):
     q = "What was Acme's revenue in 2023 and how many people work there?"
     script = [plan_json(q, subs=["Acme revenue 2023"], complexity="complex"),
-              "Acme's revenue in 2023 was $5.2 million [1].",
+              "Acme's revenue in 2023 was $5.2 million [P1].",
               verify_json([("supported", 1)], missing=["number of Acme employees"]),
-              "Acme's revenue in 2023 was $5.2 million [1]. Acme employs 140 people [1].",
+              "Acme's revenue in 2023 was $5.2 million [P1]. Acme employs 140 people [P1].",
               verify_json([("supported", 1), ("supported", 1)])]
     agent, chat = gemini_agent(retriever, script)
     result = agent.ask(q)
     assert [t["step"] for t in result.trace] == STEPS + ["retrieve", "synthesize", "verify"]
     assert result.trace[5]["details"]["received"]["queries"] == ["number of Acme employees"]
-    assert result.usage.llm_calls == 5 and result.confidence == 1.0 and result.mode == "gemini"
-    assert "140 people" in result.answer
+    # The search for what was missing found no passage the answer had not seen: no second answer call.
+    assert result.usage.llm_calls == 3 and result.mode == "gemini"
+    assert "*Not found in the documents:* number of Acme employees." in result.answer
 
 
 def test_call_budget_ends_the_loop_and_says_so(retriever):
     q = "What was Acme's revenue in 2023?"
     missing = verify_json([("partial", 1)], missing=["the profit"])
-    script = [plan_json(q), "Acme earned $5.2 million in 2023 [1].", missing,
-              "Acme earned $5.2 million in 2023 [1]. The profit is not given [2].", missing]
+    script = [plan_json(q), "Acme earned $5.2 million in 2023 [P1].", missing,
+              "Acme earned $5.2 million in 2023 [P1]. The profit is not given [P2].", missing]
     agent, chat = gemini_agent(retriever, script, budgets=Budgets(llm_calls=4))
     result = agent.ask(q)
-    assert result.usage.llm_calls == 4 == len(chat.prompts)
-    assert any("LLM call budget (4) used up" in w for w in result.warnings)
-    assert result.trace[-1]["step"] == "verify" and result.trace[-1]["mode"] == OFFLINE_LABEL
-    assert "searching again" not in result.trace[-1]["summary"]  # no offline round may replace Gemini's answer
+    # Another round is an answer and its check: with one call left it is not started, so the answer Gemini
+    # wrote is the one Gemini checked (never an answer checked offline because the budget ran out).
+    assert result.usage.llm_calls == 3 == len(chat.prompts)
+    assert result.trace[-1]["step"] == "verify" and result.trace[-1]["mode"] == "gemini"
+    assert "searching again" not in result.trace[-1]["summary"]
     assert result.mode == "gemini" and result.answer.startswith("Acme earned")
+    assert "*Not found in the documents:* the profit." in result.answer  # the partial answer says what is missing
 
 
 @pytest.mark.parametrize("failing_step", [0, 1, 2])
 def test_a_failing_gemini_step_finishes_the_question_offline(retriever, failing_step):
     q = "What was Acme's revenue in 2023?"
     boom = ConnectionError(f"connection refused (key={SECRET})")
-    script = [plan_json(q), "Acme earned $5.2 million in 2023 [1].", verify_json([("supported", 1)])]
+    script = [plan_json(q), "Acme earned $5.2 million in 2023 [P1].", verify_json([("supported", 1)])]
     script[failing_step:failing_step + 1] = [boom, boom]  # the first try and its one retry
     agent, chat = gemini_agent(retriever, script)
     events = []
@@ -544,7 +548,7 @@ def test_a_failing_gemini_step_finishes_the_question_offline(retriever, failing_
 def test_malformed_json_is_retried_then_code_fenced_json_is_accepted(retriever):
     q = "What was Acme's revenue in 2023?"
     script = ['{"intent": "x", "complexity": ', "```json\n" + plan_json(q) + "\n```",
-              "Acme earned $5.2 million in 2023 [1].", "Sure:\n" + verify_json([("Supported", 1)])]
+              "Acme earned $5.2 million in 2023 [P1].", "Sure:\n" + verify_json([("Supported", 1)])]
     agent, chat = gemini_agent(retriever, script)
     result = agent.ask(q)
     assert result.mode == "gemini" and result.warnings == () and result.usage.llm_calls == 4
@@ -561,7 +565,7 @@ def test_malformed_json_twice_falls_back_and_history_reaches_the_prompt(retrieve
 
 def test_wall_time_budget_stops_calling_gemini(retriever):
     q = "What was Acme's revenue in 2023?"
-    agent, chat = gemini_agent(retriever, [plan_json(q), "Acme earned $5.2 million [1].",
+    agent, chat = gemini_agent(retriever, [plan_json(q), "Acme earned $5.2 million [P1].",
                                            verify_json([("supported", 1)])],
                                budgets=Budgets(seconds=2.5), delay=1.0)
     started = time.monotonic()
@@ -693,7 +697,7 @@ def test_context_is_trimmed_to_the_token_budget_and_says_so(fake_embedder):
                        lines=(1, 40)) for i in range(6)]
     q = "How did revenue develop?"
     agent, chat = gemini_agent(FakeRetriever(long, fake_embedder),
-                               [plan_json(q), "Revenue grew again [1].", verify_json([("supported", 1)])],
+                               [plan_json(q), "Revenue grew again [P1].", verify_json([("supported", 1)])],
                                budgets=Budgets(context_tokens=1500))
     result = agent.ask(q)
     answer_prompt = chat.prompts[1]
@@ -713,7 +717,7 @@ def test_answer_language_follows_the_question(retriever):
     q = "Wie hoch war der Umsatz von Acme im Jahr 2023?"
     plan = json.loads(plan_json(q))
     plan["language"] = "de"
-    agent, chat = gemini_agent(retriever, [json.dumps(plan), "Der Umsatz betrug 2023 $5.2 million [1].",
+    agent, chat = gemini_agent(retriever, [json.dumps(plan), "Der Umsatz betrug 2023 $5.2 million [P1].",
                                            verify_json([("supported", 1)])])
     result = agent.ask(q)
     assert result.analysis.language == "de" and "Answer in German" in chat.prompts[1]
@@ -725,8 +729,7 @@ def test_a_gemini_refusal_is_not_retried_without_new_passages(retriever):
     result = agent.ask(q)
     assert NOT_FOUND in result.answer and result.confidence == 0.0
     assert len(chat.prompts) == 2 and result.usage.llm_calls == 2  # no verify call: nothing was claimed
-    assert [t["step"] for t in result.trace].count("synthesize") == 2  # the retry round kept the answer
-    assert result.trace[-2]["summary"].startswith("no new passages")
+    assert [t["step"] for t in result.trace].count("synthesize") == 1  # a refusal misses nothing to search for
 
 
 def test_unverified_refusal_has_zero_confidence(offline_agent):
@@ -951,38 +954,38 @@ def test_offline_verification_judges_whether_a_quote_answers_the_question(fake_e
     acme = make_chunk("a", "acme.pdf", "Acme Corp annual report. Revenue in 2023 was $5.2 million, up 12% from "
                       "2022. The company employs 140 people.", page=3)
     q = "What was Acme's revenue in 2023?"
-    assert _verdict(q, '"Revenue in 2023 was $5.2 million, up 12% from 2022." [1]', acme).verdict == "supported"
-    beside = _verdict(q, '"The company employs 140 people." [1]', acme)
+    assert _verdict(q, '"Revenue in 2023 was $5.2 million, up 12% from 2022." [P1]', acme).verdict == "supported"
+    beside = _verdict(q, '"The company employs 140 people." [P1]', acme)
     assert beside.verdict == "unsupported" and "does not answer" in beside.reason  # verbatim, yet beside the point
     partly = _verdict("How many people did Acme employ in 2023 across its Danish and Spanish sites?",
-                      '"The company employs 140 people." [1]', acme)
+                      '"The company employs 140 people." [P1]', acme)
     assert partly.verdict == "partial"
-    no_number = _verdict("How many people does Acme employ?", '"Acme Corp annual report." [1]', acme)
+    no_number = _verdict("How many people does Acme employ?", '"Acme Corp annual report." [P1]', acme)
     assert no_number.verdict != "supported"
-    made_up = _verdict(q, '"Revenue in 2023 was $6.1 million." [1]', acme)
+    made_up = _verdict(q, '"Revenue in 2023 was $6.1 million." [P1]', acme)
     assert made_up.verdict != "supported"  # not in the passage, however relevant
     row = make_chunk("x", "staff.xlsx", "| Site | Supervisor |\n| --- | --- |\n| Halden | Ingrid |\n| Smola | Per |",
                      sheet="Staff")
-    assert _verdict("Who is the supervisor at Smola?", '"| Site | Supervisor | … | Smola | Per |" [1]', row,
+    assert _verdict("Who is the supervisor at Smola?", '"| Site | Supervisor | … | Smola | Per |" [P1]', row,
                     fake_embedder).verdict == "supported"  # the pieces around '…' are each verbatim
 
 
 def test_a_quote_of_several_sentences_is_one_claim_and_its_own_page_references_are_not_checked(chunks):
-    drafts = split_claims(f'{OFFLINE_LABEL} — quoted.\n\n"First it rose. Then it fell, said the “board”." [2]')
+    drafts = split_claims(f'{OFFLINE_LABEL} — quoted.\n\n"First it rose. Then it fell, said the “board”." [P2]')
     assert len(drafts) == 1 and drafts[0].citations == (2,)
     report = make_chunk("d1", "acme_report.pdf", "Revenue grew, as shown on page 9 of the appendix.", page=3)
     blocks = {1: _block(1, report)}
-    quoted = split_claims('"Revenue grew, as shown on page 9 of the appendix." [1]')[0]
+    quoted = split_claims('"Revenue grew, as shown on page 9 of the appendix." [P1]')[0]
     assert check_claim(quoted, Verdict(0, "supported", 1), blocks).verdict == "supported"
-    claimed = split_claims("Page 9 of the report says revenue grew [1].")[0]
+    claimed = split_claims("Page 9 of the report says revenue grew [P1].")[0]
     assert check_claim(claimed, Verdict(0, "supported", 1), blocks).verdict == "unsupported"
 
 
 def test_confidence_drops_when_a_quote_does_not_answer(chunks, fake_embedder):
     brain = OfflineBrain(fake_embedder)
     blocks = [_block(1, chunks[0], ("What was Acme's revenue in 2023?",))]
-    good = split_claims('"Revenue in 2023 was $5.2 million, up 12% from 2022." [1]')
-    bad = split_claims('"The company employs 140 people." [1]')
+    good = split_claims('"Revenue in 2023 was $5.2 million, up 12% from 2022." [P1]')
+    bad = split_claims('"The company employs 140 people." [P1]')
     verdicts, _ = brain.verify(good + bad, blocks, question="What was Acme's revenue in 2023?").value
     claims = [check_claim(d, v, {1: blocks[0]}) for d, v in zip(good + bad, verdicts, strict=True)]
     assert [c.verdict for c in claims] == ["supported", "unsupported"] and confidence(claims) == 0.5
