@@ -4,11 +4,16 @@ The child comes from a "forkserver" (the app is multithreaded, so a plain fork i
 imports the readers and loads the tokenizer once (`document_processor.worker`), so a child costs
 milliseconds. The child sends ("started",), any number of ("progress", stage, done, total), then
 ("ok", ParsedDocument) or ("error", DocumentError) over a pipe; the parent kills it at the deadline.
+
+OCR stretches the deadline: each ("progress", "ocr", page, pages) gives the file another `timeout_s` from
+then, so a 300-page scan can finish while any one page that hangs is still killed. The child leads its own
+process group and the parent kills the group, so a Tesseract process never outlives its parse.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import logging
 import multiprocessing
@@ -92,28 +97,42 @@ def parse_isolated(source: bytes | str, name: str, limits: Limits, progress: Pro
             child.start()
         finally:
             sender.close()  # the child holds its own copy; ours must go so a dead child reads as EOF
-        return _collect(receiver, child, name, limits, progress)
+        return _collect(receiver, child, name, limits, progress, source)
     finally:
         receiver.close()
         if child.is_alive():
             child.kill()
+        _kill_group(child.pid)
         if child.pid is not None:
             child.join(10)
 
 
-def _collect(receiver, child, name: str, limits: Limits, progress: Progress | None) -> ParsedDocument:
+def _kill_group(pid: int | None) -> None:
+    """Kill what the child started (Tesseract); the group is gone already when the child had nothing running."""
+    if pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # no group left: nothing still runs
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _collect(receiver, child, name: str, limits: Limits, progress: Progress | None, source=None) -> ParsedDocument:
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    ocr_page = None
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not receiver.poll(remaining):
-            raise DocumentError(name, "timeout", f"took longer than {limits.timeout_s:g} s")
+            took = f"OCR of page {ocr_page} took" if ocr_page else "took"
+            raise DocumentError(name, "timeout", f"{took} longer than {limits.timeout_s:g} s")
         try:
             kind, *payload = receiver.recv()
         except EOFError:
-            raise _death(child, name, limits) from None
+            raise _death(child, name, limits, source) from None
         if kind == "started":
             deadline = time.monotonic() + limits.timeout_s
         elif kind == "progress":
+            if payload[0] == "ocr":  # each OCR'd page may take a whole file's time (see the module docstring)
+                ocr_page = payload[1]
+                deadline = max(deadline, time.monotonic() + limits.timeout_s)
             if progress is not None:
                 progress(*payload)
         elif kind == "ok":
@@ -123,22 +142,51 @@ def _collect(receiver, child, name: str, limits: Limits, progress: Progress | No
             raise payload[0]
 
 
-def _death(child, name: str, limits: Limits) -> DocumentError:
-    """Why a child ended without an answer: killed for memory, crashed on a signal, or exited."""
+def _death(child, name: str, limits: Limits, source: bytes | str | None = None) -> DocumentError:
+    """Why a child ended without an answer: killed for memory, crashed on a signal, or exited.
+
+    A crash on a PDF is checked for a compression bomb (`source`: its bytes or path), the usual cause:
+    pdfium aborts when a stream expands past the memory cap, and "crashed" would hide that.
+    """
     child.join(5)
     code = child.exitcode
     if code == -signal.SIGKILL:
         return DocumentError(name, "too_large", f"reading it was killed, probably for running out of memory "
                                                 f"(limit {limits.max_memory_mb} MB)")
     if code is not None and code < 0:
+        bomb = _pdf_bomb(source, name, limits)
+        if bomb is not None:
+            return bomb
         return DocumentError(name, "corrupt", f"reading it crashed the parser ({signal.Signals(-code).name})")
     return DocumentError(name, "corrupt", f"the parser stopped without an answer (exit code {code})")
 
 
+def _pdf_bomb(source: bytes | str | None, name: str, limits: Limits) -> DocumentError | None:
+    """DocumentError('zip_bomb') when `source` is a PDF with a stream expanding past the memory cap."""
+    from document_processor.sniff import flate_bomb, suffix_of
+
+    if source is None or suffix_of(name) != ".pdf":
+        return None
+    try:
+        data = source if isinstance(source, bytes) else Path(source).read_bytes()[: limits.max_bytes]
+    except OSError as exc:
+        log.warning("%s crashed the parser and could not be re-read to say why: %s", name, exc)
+        return None
+    found = flate_bomb(data, limits.max_memory_mb * MB)
+    if found is None:
+        return None
+    return DocumentError(name, "zip_bomb", f"compression bomb: {found}, the memory limit for one file "
+                                           "(the PDF reader ran out of memory on it)")
+
+
 def child_main(sender, source: bytes | str, name: str, limits: Limits) -> None:
-    """Runs in the child: cap memory, parse, send the outcome. Never raises."""
+    """Runs in the child: cap memory, parse, send the outcome. Never raises.
+
+    The child leads a new process group first, so the parent's kill reaches any Tesseract it starts.
+    """
     from document_processor.parsing import parse_in_process  # preloaded by the server: costs nothing here
 
+    os.setpgid(0, 0)
     # pypdf logs every font quirk as a warning; in a worker nobody reads them, and real failures still raise.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", module="openpyxl")  # "extension not supported" notes about unread features

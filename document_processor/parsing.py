@@ -10,6 +10,7 @@ from document_processor.blocks import Progress, Reading, one_line
 from document_processor.chunking import TokenCounter, chunk_blocks
 from document_processor.limits import Limits
 from document_processor.read_docx import read_docx
+from document_processor.read_image import read_image
 from document_processor.read_pdf import read_pdf
 from document_processor.read_pptx import read_pptx
 from document_processor.read_sheets import read_csv, read_xlsx
@@ -19,7 +20,7 @@ from document_processor.types import Chunk, DocumentError, ParsedDocument, chunk
 
 READERS = {
     "pdf": read_pdf, "docx": read_docx, "pptx": read_pptx, "xlsx": read_xlsx,
-    "csv": read_csv, "txt": read_txt, "md": read_markdown,
+    "csv": read_csv, "txt": read_txt, "md": read_markdown, "image": read_image,
 }
 
 

@@ -10,6 +10,7 @@ import io
 import re
 import unicodedata
 import zipfile
+import zlib
 from pathlib import PurePosixPath
 
 from document_processor.limits import MB, Limits
@@ -18,18 +19,22 @@ from document_processor.types import DocumentError
 FILE_TYPES = {
     ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx", ".xlsx": "xlsx", ".xlsm": "xlsx",
     ".csv": "csv", ".txt": "txt", ".md": "md", ".markdown": "md",
+    ".png": "image", ".jpg": "image", ".jpeg": "image", ".tif": "image", ".tiff": "image", ".webp": "image",
 }
 SUPPORTED_SUFFIXES = tuple(FILE_TYPES)
 TYPE_NAMES = {
     "pdf": "a PDF", "docx": "a Word document", "pptx": "a PowerPoint presentation", "xlsx": "an Excel workbook",
     "csv": "a CSV file", "txt": "a text file", "md": "a Markdown file", "zip": "a plain zip archive",
+    "image": "an image (PNG, JPEG, TIFF or WebP)",
 }
 MAX_NAME_CHARS = 200
 _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 _TEXT_TYPES = ("csv", "txt", "md")
+_IMAGE_KINDS = ("a PNG image", "a JPEG image", "a TIFF image", "a WebP image")  # any of them reads as "image"
 _OTHER_MAGIC = (  # (magic, what it is, binary: also wrong for a text file)
     (b"\x89PNG", "a PNG image", True), (b"\xff\xd8\xff", "a JPEG image", True), (b"GIF8", "a GIF image", True),
+    (b"II*\x00", "a TIFF image", True), (b"MM\x00*", "a TIFF image", True),
     (b"\x1f\x8b", "a gzip archive", True), (b"Rar!", "a RAR archive", True), (b"7z\xbc\xaf", "a 7-Zip archive", True),
     (b"{\\rtf", "an RTF document", False), (b"<!DOCTYPE html", "an HTML page", False), (b"<html", "an HTML page", False),
 )
@@ -43,6 +48,8 @@ _MAIN_PART = {  # content type of the package's main part -> our file type
 _MAIN_NAME = {"word/document.xml": "docx", "ppt/presentation.xml": "pptx", "xl/workbook.xml": "xlsx"}
 _RATIO_CHECK_FROM = 1 * MB  # smaller members cannot hurt, and tiny XML parts compress unusually well
 _MAX_MEMBERS = 100_000
+_STREAM_START = re.compile(rb"stream\r?\n")
+_INFLATE_STEP = 16 * MB  # output per decompress call, so checking a bomb never holds more than this
 
 
 def sanitize_name(name: str) -> str:
@@ -93,6 +100,8 @@ def check_content(name: str, file_type: str, data: bytes, limits: Limits) -> Non
     found = _sniff_magic(head, text_expected=file_type in _TEXT_TYPES)
     if found is None and head[:4] in _ZIP_MAGIC:
         found = _office_type(name, data, limits)
+    if found in _IMAGE_KINDS and file_type == "image":  # Pillow reads a JPEG named .png as well as a .jpg
+        found = "image"
     if found is not None and found != file_type:
         advice = "; rename it with the right extension" if found in FILE_TYPES.values() else ""
         raise DocumentError(name, "wrong_type", f"the file is {TYPE_NAMES.get(found, found)}, "
@@ -121,6 +130,8 @@ def _sniff_magic(head: bytes, text_expected: bool) -> str | None:
     mention '%PDF-', so for them only a header at the very start counts, and markup is not judged."""
     if head.startswith(b"%PDF-") or (not text_expected and b"%PDF-" in head):
         return "pdf"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "a WebP image"
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     for magic, what, binary in _OTHER_MAGIC:
         if (binary or not text_expected) and stripped[: len(magic)].lower() == magic.lower():
@@ -177,3 +188,31 @@ def check_zip_bomb(name: str, infos: list[zipfile.ZipInfo], limits: Limits) -> N
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:160] if text else type(exc).__name__
+
+
+def flate_bomb(data: bytes, limit: int) -> str | None:
+    """Describe the first Flate stream of a PDF that expands past `limit` bytes, or None when none does.
+
+    Inflates each stream in bounded steps and throws the output away, so the check costs time (about 1 s
+    per GB of output), never memory. Streams that are not zlib data stop at their first bytes.
+    """
+    for match in _STREAM_START.finditer(data):
+        expanded = _inflated_size(data, match.end(), limit)
+        if expanded > limit:
+            return f"a compressed stream at byte {match.end():,} expands to more than {limit / MB:,.0f} MB"
+    return None
+
+
+def _inflated_size(data: bytes, start: int, limit: int) -> int:
+    """Bytes the zlib stream at data[start:] inflates to, counting stops just past `limit`; 0 for non-zlib data."""
+    inflater = zlib.decompressobj()
+    produced, position = 0, start
+    try:
+        while position < len(data) and not inflater.eof and produced <= limit:
+            produced += len(inflater.decompress(data[position:position + MB], _INFLATE_STEP))
+            position += MB
+            while inflater.unconsumed_tail and not inflater.eof and produced <= limit:
+                produced += len(inflater.decompress(inflater.unconsumed_tail, _INFLATE_STEP))
+    except zlib.error:
+        return produced  # not (or no longer) zlib data: what came out so far is all it expands to
+    return produced

@@ -500,7 +500,8 @@ def test_names_are_sanitised():
 
 
 def test_supported_suffixes():
-    assert {".pdf", ".docx", ".pptx", ".xlsx", ".xlsm", ".csv", ".txt", ".md", ".markdown"} == set(SUPPORTED_SUFFIXES)
+    assert {".pdf", ".docx", ".pptx", ".xlsx", ".xlsm", ".csv", ".txt", ".md", ".markdown",
+            ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp"} == set(SUPPORTED_SUFFIXES)
     assert is_supported("A.PDF") and is_supported("notes.markdown") and not is_supported("x.doc")
 
 

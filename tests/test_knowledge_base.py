@@ -113,11 +113,11 @@ def test_embedding_failure_leaves_nothing_half_indexed(tmp_path):
 def test_one_bad_file_never_stops_the_batch(kb, tmp_path):
     (tmp_path / "good.txt").write_text("Quarterly revenue rose.")
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.7\n this is not really a pdf")
-    (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (tmp_path / "image.gif").write_bytes(b"\x89PNG\r\n\x1a\n")
     (tmp_path / "empty.txt").write_bytes(b"")
     docx.Document().save(tmp_path / "blank.docx")
     (tmp_path / "last.md").write_text("# Last\n\nThe batch went on.")
-    names = ("good.txt", "broken.pdf", "image.png", "missing.txt", "empty.txt", "blank.docx", "last.md")
+    names = ("good.txt", "broken.pdf", "image.gif", "missing.txt", "empty.txt", "blank.docx", "last.md")
     results = kb.ingest_many([tmp_path / n for n in names])
     assert [r.status for r in results] == ["indexed"] + ["failed"] * 5 + ["indexed"]
     assert [r.kind for r in results[2:6]] == ["unsupported", "io", "empty", "no_text"]
