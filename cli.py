@@ -192,6 +192,30 @@ def cmd_clear(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    """Index the kept originals again after the store lost its data or could not be read (the message of that
+    error names this command); one line per file; exit 1 when any failed. A whole library does nothing."""
+    from wiring import open_knowledge_base
+
+    def show(name: str, stage: str, done: int, total: int) -> None:
+        if stage == "reading" and done == 0:
+            print(f"reading   {name}", flush=True)
+
+    try:
+        kb = open_knowledge_base(args.data_dir, rebuild=True, rebuild_progress=None if args.json else show)
+    except ValueError as error:
+        raise Refused(f"bad configuration: {error}") from error
+    if args.json:
+        print(json.dumps([asdict(r) for r in kb.rebuilt], ensure_ascii=False, indent=2))
+    for r in [] if args.json else kb.rebuilt:
+        detail = f"{r.chunks} chunks" if r.status in ("indexed", "replaced") else r.reason
+        print(f"{r.status:<9} {r.file_name}  {detail}", flush=True)
+    if not args.json:
+        print(f"rebuilt {sum(r.status != 'failed' for r in kb.rebuilt)} of {len(kb.rebuilt)} kept original(s); "
+              f"the library holds {len(kb.documents())} document(s)")
+    return 1 if any(r.status == "failed" for r in kb.rebuilt) else 0
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answer a question from the indexed documents, with citations, verification and the engine's trace."""
     from wiring import default_embedder, make_agent
@@ -281,6 +305,10 @@ def _clear_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="confirm")
 
 
+def _rebuild_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print a JSON list of results")
+
+
 def _ask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question")
     parser.add_argument("--offline", action="store_true", help="never call Gemini (extractive answers)")
@@ -324,6 +352,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], Callable[[argpars
     "ask": (cmd_ask, _ask_arguments, "answer a question with citations (Gemini with GOOGLE_API_KEY, else offline)"),
     "eval": (cmd_eval, _eval_arguments, "measure retrieval and answer quality on a golden-question dataset"),
     "clear": (cmd_clear, _clear_arguments, "remove every document"),
+    "rebuild": (cmd_rebuild, _rebuild_arguments, "index the kept originals again after the store lost its data"),
 }
 
 

@@ -93,6 +93,11 @@ class KeywordIndex:
             self._save(index, cleanup=True)
             self._index = index
 
+    def use(self, index: BM25Index) -> None:
+        """Use `index` in memory without saving it (a failed write going back to the index it started from)."""
+        with self._refresh_lock:
+            self._index = index
+
     def load_saved(self) -> BM25Index:
         """The live saved copy. Raises BM25IndexError when there is none or it cannot be read."""
         try:

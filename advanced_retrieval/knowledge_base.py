@@ -2,7 +2,12 @@
 
 Error policy: one unreadable file is reported as an IngestResult with status "failed", its `kind` and a reason,
 and a batch goes on; bad configuration raises ValueError at construction. Writes are serialised by a WriteLock
-(threads and processes sharing the data directory); reads (search, documents, find) never take it.
+(threads and processes sharing the data directory); reads (search, documents, find) never take it, and neither
+does opening: repairs at open run only when no write is in progress (a live writer's state is not damage).
+
+A store that lost its data, or cannot be read, raises LibraryDamaged at open and nothing is changed: the kept
+originals (advanced_retrieval.originals) are the user's only copies, and `rebuild=True` (`cli.py rebuild`)
+indexes them again.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +24,10 @@ from advanced_retrieval.bm25 import BM25Index, BM25IndexError, ids_hash
 from advanced_retrieval.keyword_index import KeywordIndex
 from advanced_retrieval.locking import LockTimeout, WriteLock
 from advanced_retrieval.originals import Originals
+from advanced_retrieval.restore import lost_reason, rebuild_from_originals, reindex_lost_documents
 from advanced_retrieval.retriever import HybridRetriever
 from document_processor import DocumentError, Limits, ParsedDocument, parse_bytes, parse_file, sanitize_name
-from vector_db import DocumentRecord, StoreError
+from vector_db import DocumentRecord, LibraryDamaged, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +55,12 @@ class IngestResult:
     seconds: float = 0.0
 
 
+def shown_name(name: str) -> str:
+    """The name a file is listed under: sanitised, in Unicode NFC, so that "café.txt" typed on a Mac (NFD) and on
+    Windows (NFC) is one document name and a second upload replaces the first."""
+    return unicodedata.normalize("NFC", sanitize_name(name))
+
+
 def _file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -67,16 +80,25 @@ class KnowledgeBase:
         limits: parsing limits (document_processor.Limits).
         isolate: parse in a child process with time and memory limits (False only for trusted files).
         lock_timeout: seconds a write waits for another writer before failing.
-        originals_dir: where a copy of each indexed file is kept for the source viewer (default: "originals"
-            beside `bm25_dir`).
+        originals_dir: where a copy of each indexed file is kept for the source viewer and for rebuilds
+            (default: "originals" beside `bm25_dir`).
+        rebuild: index every kept original the library lacks (after the store lost its data); the per-file
+            results are in `rebuilt`.
+        rebuild_progress: progress(file_name, stage, done, total) during that rebuild.
 
     Opening runs store.recover() and checks the saved BM25 index against the store (generation, chunk count
-    and ids hash), rebuilding it when missing or stale; `recovery_messages` says what was repaired.
+    and ids hash), rebuilding it when missing or stale; a document the store lost chunks of is indexed again
+    from its kept original. `recovery_messages` says what was repaired. When another writer holds the lock,
+    opening repairs nothing and waits for nothing.
+
+    Raises:
+        LibraryDamaged: the store holds no documents while kept originals (or the saved keyword index) show it
+            held some, and `rebuild` is False; nothing was changed.
     """
 
     def __init__(self, store, bm25_dir: Path, embedder, *, lock_path: Path | None = None,
                  limits: Limits | None = None, isolate: bool = True, lock_timeout: float = 600.0,
-                 originals_dir: Path | None = None):
+                 originals_dir: Path | None = None, rebuild: bool = False, rebuild_progress: Progress | None = None):
         bm25_dir = Path(bm25_dir)
         self.originals = Originals(originals_dir or bm25_dir.parent / "originals")
         self.store = store
@@ -85,11 +107,33 @@ class KnowledgeBase:
         self._lock = WriteLock(lock_path or bm25_dir.parent / "write.lock", timeout=lock_timeout)
         self.keyword_index = KeywordIndex(bm25_dir, try_lock=self._lock.attempt)
         self._retriever = HybridRetriever(store, self.keyword_index, embedder)
-        with self._lock.hold():
-            self.recovery_messages = store.recover() + self.keyword_index.open(store)
-            self.recovery_messages += self.originals.prune(d.doc_id for d in store.documents())
+        self.recovery_messages: list[str] = []
+        self.rebuilt: list[IngestResult] = []
+        lost = lost_reason(store, self.originals, self.keyword_index)
+        if lost and not rebuild:
+            raise LibraryDamaged(lost)
+        self._open(rebuild, rebuild_progress)
         for message in self.recovery_messages:
             log.warning("knowledge base repaired on open: %s", message)
+
+    def _open(self, rebuild: bool, progress: Progress | None) -> None:
+        """Repair what a crash or a damaged store left, if no write is in progress; else only load the index."""
+        with self._lock.attempt() as free:
+            if not free:  # a writer is busy: its "indexing" record and fresh chunks are not damage
+                log.info("another writer holds %s: opening without repairs", self._lock.path)
+                self.keyword_index.current(self.store)
+                return
+            before = {d.doc_id: d for d in self.store.documents()}
+            self.recovery_messages = self.store.recover() + self.keyword_index.open(self.store)
+        if rebuild:
+            self.rebuilt = rebuild_from_originals(self, progress)
+        else:
+            self.rebuilt = reindex_lost_documents(self, before, progress)
+        self.recovery_messages += [f"{r.file_name}: {r.status} from its kept original"
+                                   + (f" ({r.reason})" if r.reason else "") for r in self.rebuilt]
+        with self._lock.attempt() as free:
+            if free:
+                self.recovery_messages += self.originals.prune(d.doc_id for d in self.store.documents())
 
     def close(self) -> None:
         """Let another process own the embedded library (VectorStore.close); nothing else needs closing."""
@@ -110,7 +154,7 @@ class KnowledgeBase:
     def ingest_file(self, path, *, name: str | None = None, progress: Progress | None = None) -> IngestResult:
         """Index one file (shown as `name`, default its basename); never raises for a bad file."""
         path = Path(path)
-        shown = sanitize_name(name if name is not None else path.name)
+        shown = shown_name(name if name is not None else path.name)
         started = time.monotonic()
         try:
             digest = _file_sha256(path)
@@ -122,7 +166,7 @@ class KnowledgeBase:
 
     def ingest_bytes(self, data: bytes, name: str, *, progress: Progress | None = None) -> IngestResult:
         """Index an upload's bytes under `name`; never raises for bad content."""
-        shown, started = sanitize_name(name), time.monotonic()
+        shown, started = shown_name(name), time.monotonic()
         return self._ingest(shown, hashlib.sha256(data).hexdigest(), progress, started, data,
                             lambda report: parse_bytes(data, shown, limits=self.limits,
                                                        isolate=self.isolate, progress=report))
@@ -169,16 +213,13 @@ class KnowledgeBase:
                                 seconds=time.monotonic() - started)
         try:
             with self._lock.hold():
-                result = self._write(parsed, report, started)
+                return self._write(parsed, report, started, source)
         except (StoreError, LockTimeout, BM25IndexError, OSError) as e:
             return IngestResult(name, "failed", reason=str(e), kind="store", seconds=time.monotonic() - started)
-        if result.status in ("indexed", "replaced"):
-            self._keep_original(parsed, source)
-        return result
 
     def _keep_original(self, parsed: ParsedDocument, source: Path | bytes) -> None:
         try:
-            self.originals.keep(parsed.doc_id, Path(parsed.file_name).suffix, source)
+            self.originals.keep(parsed.doc_id, Path(parsed.file_name).suffix, source, name=parsed.file_name)
         except OSError as e:  # the document is indexed; only the page/slide view falls back to the chunk text
             log.warning("could not keep a copy of %s for the source viewer: %s", parsed.file_name, e)
 
@@ -194,24 +235,61 @@ class KnowledgeBase:
                             duplicate_of=record.file_name, chunks=record.chunks, units=record.units,
                             unit_name=record.unit_name, seconds=time.monotonic() - started)
 
-    def _write(self, parsed: ParsedDocument, report: Callable[[str, int, int], None], started: float) -> IngestResult:
-        """Index the new version fully (store, then BM25), and only then remove older ones of the same name."""
+    def _write(self, parsed: ParsedDocument, report: Callable[[str, int, int], None], started: float,
+               source: Path | bytes) -> IngestResult:
+        """Index the new version fully and invisibly (store, BM25, kept original), then make it visible in one
+        step, and only then remove older versions of the same name.
+
+        On a failure before that step the library ends as if the upload never happened, and the first error is
+        the one raised (a failing rollback is logged; its "indexing" record stays invisible and recovery sweeps it).
+        """
         duplicate = self._duplicate(parsed.doc_id, parsed.file_name, started)  # another writer may have won
         if duplicate is not None:
             return duplicate
         base = self.keyword_index.current(self.store)
-        older = [r for r in self.store.find_by_name(parsed.file_name) if r.doc_id != parsed.doc_id]
-        record = self.store.add_document(parsed, progress=report)
+        record = self.store.add_document(parsed, progress=report, ready=False)
         report("indexing", 0, 1)
         try:
-            index = base.with_chunks(parsed.chunks, generation=self.store.generation())
+            generation = self.store.next_generation()
+            index = base.with_chunks(parsed.chunks, generation=generation)
             self.keyword_index.publish(index)
+            self._keep_original(parsed, source)
+            record = self.store.commit_document(record.doc_id, generation=generation)
         except BaseException:
-            self.store.delete_document(record.doc_id)  # neither index keeps the new version; the old is intact
+            self._roll_back(record.doc_id, base)
             raise
-        reason = self._remove_older(older, index) if older else ""
+        result = self._settle_name(record, index, started)
         report("indexing", 1, 1)
-        return IngestResult(parsed.file_name, "replaced" if older else "indexed", reason=reason,
+        return result
+
+    def _roll_back(self, doc_id: str, base: BM25Index) -> None:
+        """Undo an uncommitted write, logging (not raising) what fails, so the caller's first error is the one
+        the user sees. The BM25 index in memory goes back to `base`; a saved copy left ahead of the store is
+        caught up at the next open or read (its ids no longer match the store's)."""
+        self.keyword_index.use(base)
+        steps = (("remove its chunks", lambda: self.store.delete_document(doc_id)),
+                 ("remove its kept original", lambda: self.originals.remove(doc_id)),
+                 ("save the keyword index", lambda: self.keyword_index.publish(
+                     base.at_generation(self.store.generation()))))
+        for what, step in steps:
+            try:
+                step()
+            except Exception as e:  # reported here; the write's own error is the one that propagates
+                log.warning("rolling back the failed upload of %s: could not %s: %s", doc_id[:12], what, e)
+
+    def _settle_name(self, record: DocumentRecord, index: BM25Index, started: float) -> IngestResult:
+        """One document per name: the upload that started last wins, whichever finished first (two programs on
+        one Chroma server can upload the same name at once); the others are removed and told so."""
+        rivals = [r for r in self.store.find_by_name(record.file_name) if r.doc_id != record.doc_id]
+        newest = max([record, *rivals], key=lambda r: (r.added_at, r.doc_id))
+        if newest.doc_id != record.doc_id:
+            self._remove_older([record], index)
+            return IngestResult(record.file_name, "replaced", doc_id=newest.doc_id,
+                                reason=f"replaced by a later upload of {newest.file_name} from another program",
+                                chunks=record.chunks, units=record.units, unit_name=record.unit_name,
+                                seconds=time.monotonic() - started)
+        reason = self._remove_older(rivals, index) if rivals else ""
+        return IngestResult(record.file_name, "replaced" if rivals else "indexed", reason=reason,
                             doc_id=record.doc_id, chunks=record.chunks, units=record.units,
                             unit_name=record.unit_name, seconds=time.monotonic() - started)
 

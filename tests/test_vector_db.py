@@ -305,13 +305,17 @@ def test_over_fetch_shortfall_falls_back_to_where(store, fake_embedder, monkeypa
     assert wheres == [None, {"doc_id": {"$eq": "id-a.pdf"}}]
 
 
+# A lease naming this pid with another start time: the writer that held it has gone (vector_db.lease).
+DEAD_WRITER = {"writer": f"{socket.gethostname()}:{os.getpid()}:0", "heartbeat": 0.0}
+
+
 # ---- recovery and restart --------------------------------------------------------------------------------------------
 
 def test_recover_repairs_every_kind_of_damage(store, client, fake_embedder):
     ok = store.add_document(words_doc("ok.pdf", 4, "okay"))
     half = store.add_document(words_doc("half.pdf", 6, "half"))
     lib = client.get_collection("chunks-library")
-    library_mod.put_record(lib, dataclasses.replace(half, status="indexing"))  # as if killed mid-add
+    library_mod.put_record(lib, dataclasses.replace(half, status="indexing"), DEAD_WRITER)  # as if killed mid-add
     ghost = words_doc("ghost.pdf", 3, "ghost")
     client.get_collection("chunks").upsert(
         ids=[c.id for c in ghost.chunks], embeddings=fake_embedder.embed([c.text for c in ghost.chunks]),

@@ -1,12 +1,13 @@
 """The vector store: embeddings of chunks in Chroma (embedded or server), with a library of indexed documents."""
 
-from vector_db.client import StoreError, client_from_env, make_client
+from vector_db.client import REBUILD_HINT, LibraryDamaged, StoreError, client_from_env, make_client
 from vector_db.embedder import OnnxEmbedder
 from vector_db.records import DocumentRecord
 from vector_db.search import OVERFETCH, ChunkFilter
 from vector_db.store import VectorStore
 
 __all__ = [
-    "OVERFETCH", "ChunkFilter", "DocumentRecord", "OnnxEmbedder", "StoreError", "VectorStore",
+    "OVERFETCH", "REBUILD_HINT", "ChunkFilter", "DocumentRecord", "LibraryDamaged", "OnnxEmbedder", "StoreError",
+    "VectorStore",
     "client_from_env", "make_client",
 ]

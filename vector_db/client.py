@@ -9,6 +9,7 @@ from pathlib import Path
 
 import chromadb
 import httpx
+from chromadb.api.shared_system_client import SharedSystemClient
 from chromadb.config import Settings
 from chromadb.errors import ChromaError
 
@@ -18,6 +19,14 @@ _FALSE = ("0", "false", "no", "off", "")
 
 class StoreError(Exception):
     """The vector store cannot do what was asked, with a reason a person understands (e.g. server unreachable)."""
+
+
+REBUILD_HINT = "`python cli.py rebuild` indexes the kept originals again"
+
+
+class LibraryDamaged(StoreError):
+    """The store's data is damaged or lost (an unreadable Chroma database, or one that forgot its documents).
+    Nothing was changed; the message says how to rebuild the library from the kept originals."""
 
 
 def _settings() -> Settings:
@@ -37,11 +46,19 @@ def make_client(data_dir: Path, *, host: str | None = None, port: int = 8000, ss
     Raises:
         ValueError: `port` outside 1..65535 or an empty `host`.
         StoreError: the server at host:port does not answer.
+        LibraryDamaged: the embedded database exists but Chroma cannot read it.
     """
     if host is None:
         path = Path(data_dir) / "chroma"
         path.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(path), settings=_settings())
+        try:
+            return chromadb.PersistentClient(path=str(path), settings=_settings())
+        except ChromaError as exc:  # e.g. "file is not a database", "database disk image is malformed"
+            # Chroma caches the System per path even when it failed to start; without this, a fresh database
+            # made at the same path later in this process (a rebuild) would reuse the broken one.
+            SharedSystemClient._identifier_to_system.pop(str(path), None)
+            raise LibraryDamaged(f"the library's Chroma database in {path} cannot be opened ({exc}); nothing was "
+                                 f"changed: {REBUILD_HINT} (it sets the damaged database aside)") from exc
     if not host.strip():
         raise ValueError("Chroma host must be a host name or address, got an empty string")
     if not 1 <= int(port) <= 65535:

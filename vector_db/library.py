@@ -24,15 +24,21 @@ def get_record(lib, doc_id: str) -> DocumentRecord | None:
     return record_from_metadata(got["metadatas"][0]) if got["ids"] else None
 
 
-def put_record(lib, record: DocumentRecord) -> None:
-    """Write (or overwrite) `record`."""
-    lib.upsert(ids=[_key(record.doc_id)], embeddings=[_VECTOR], metadatas=[record_to_metadata(record)])
+def put_record(lib, record: DocumentRecord, extra: dict | None = None) -> None:
+    """Write (or overwrite) `record`; `extra` adds bookkeeping keys (a writer's lease) that records do not show."""
+    meta = record_to_metadata(record) | (extra or {})
+    lib.upsert(ids=[_key(record.doc_id)], embeddings=[_VECTOR], metadatas=[meta])
 
 
 def all_records(lib) -> list[DocumentRecord]:
     """Every stored record, whatever its status, in no particular order."""
+    return [record for record, _meta in all_entries(lib)]
+
+
+def all_entries(lib) -> list[tuple[DocumentRecord, dict]]:
+    """Every stored record with its raw metadata (which holds the writer's lease of an "indexing" record)."""
     got = lib.get(where={"kind": "document"}, include=["metadatas"])
-    return [record_from_metadata(meta) for meta in got["metadatas"]]
+    return [(record_from_metadata(meta), meta) for meta in got["metadatas"]]
 
 
 def remove_records(lib, doc_ids: list[str]) -> None:
@@ -47,12 +53,20 @@ def read_generation(lib) -> int:
     return int(got["metadatas"][0].get("generation", 0)) if got["ids"] else 0
 
 
-def bump_generation(lib) -> int:
-    """Move the generation forward and return it.
+def next_generation(lib) -> int:
+    """The value bump_generation would write now: max(current + 1, clock in microseconds)."""
+    return max(read_generation(lib) + 1, time.time_ns() // 1000)
 
-    The new value is max(old + 1, clock in microseconds): two processes that read the same old value a moment
-    apart still write different, larger numbers, so a reader that saw either one notices the other's write.
+
+def bump_generation(lib, to: int = 0) -> int:
+    """Move the generation forward and return it: to `to` when that is larger than the current value, else to
+    max(current + 1, clock in microseconds).
+
+    Two processes that read the same old value a moment apart still write different, larger numbers, so a reader
+    that saw either one notices the other's write. `to` (from next_generation) lets a writer announce the value
+    beforehand, so that the keyword index it saved just before carries the same one.
     """
-    new = max(read_generation(lib) + 1, time.time_ns() // 1000)
+    current = read_generation(lib)
+    new = to if to > current else max(current + 1, time.time_ns() // 1000)
     lib.upsert(ids=[_GENERATION_ID], embeddings=[_VECTOR], metadatas=[{"kind": "meta", "generation": new}])
     return new

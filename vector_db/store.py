@@ -20,7 +20,7 @@ import numpy as np
 from chromadb.errors import NotFoundError
 
 from document_processor import Chunk, ParsedDocument
-from vector_db import library, owner, sweep
+from vector_db import lease, library, owner, sweep
 from vector_db.client import StoreError, describe, embedded_path, reaching
 from vector_db.records import READY, DocumentRecord, chunk_from_stored, chunk_to_metadata, record_for
 from vector_db.search import ChunkFilter, nearest
@@ -129,12 +129,22 @@ class VectorStore:
     # ---- writing -----------------------------------------------------------------------------------------------
 
     @_guarded
-    def add_document(self, parsed: ParsedDocument, progress: Progress | None = None) -> DocumentRecord:
+    def add_document(self, parsed: ParsedDocument, progress: Progress | None = None, *,
+                     ready: bool = True) -> DocumentRecord:
         """Embed and store every chunk of `parsed`, batch by batch; return its "ready" library record.
 
         Adding a document already complete in the store re-embeds nothing; chunks stored for this doc_id that
         `parsed` no longer has (say, after a change of chunking) are removed. On any failure, what was written
-        for this doc_id is removed before the exception propagates.
+        for this doc_id is removed before the exception propagates. With `ready=False` the record stays
+        "indexing" (invisible to readers) until commit_document: a caller with a second index to write (BM25)
+        then never shows a document that one of its indexes lacks.
+
+        While writing, the record carries this process's lease (vector_db.lease), renewed every batch, so that
+        recovery in another process never takes the write for an interrupted one.
+
+        Raises:
+            StoreError: Chroma failed, or the chunks stored at the end are not the ones written (another
+                process removed them).
         """
         self._writable()
         chunks = list({c.id: c for c in reversed(parsed.chunks)}.values())[::-1]  # first of duplicate ids wins
@@ -148,20 +158,58 @@ class VectorStore:
         # equal the one returned here.
         record = dataclasses.replace(record_for(parsed, round(time.time(), 3)), chunks=len(chunks))
         try:
-            library.put_record(lib, record)
+            library.put_record(lib, record, lease.lease_fields())
             sweep.delete_ids(chunks_col, sorted(stored - new_ids), self._step())
-            self._write_chunks(chunks_col, chunks, progress)
-            ready = dataclasses.replace(record, status=READY)
-            library.put_record(lib, ready)
+            self._write_chunks(chunks_col, chunks, progress,
+                               renew=lambda: library.put_record(lib, record, lease.lease_fields()))
+            self._verify_written(chunks_col, lib, record)
+            if not ready:
+                return record
+            done = dataclasses.replace(record, status=READY)
+            library.put_record(lib, done)
         except BaseException:
             self._undo(parsed.doc_id)
             raise
         library.bump_generation(lib)
-        return ready
+        return done
 
-    def _write_chunks(self, chunks_col, chunks: list[Chunk], progress: Progress | None) -> None:
+    @_guarded
+    def commit_document(self, doc_id: str, *, generation: int = 0) -> DocumentRecord:
+        """Make a document added with `ready=False` visible, moving the generation to `generation` (from
+        next_generation) unless another write moved it past that meanwhile.
+
+        Raises:
+            StoreError: the record or some of its chunks are gone (another process removed them).
+        """
+        self._writable()
+        chunks_col, lib = self._cols()
+        record = library.get_record(lib, doc_id)
+        if record is None:
+            raise StoreError(f"document {doc_id[:12]} was removed by another process before it was complete; "
+                             f"add it again")
+        self._verify_written(chunks_col, lib, record)
+        done = dataclasses.replace(record, status=READY)
+        library.put_record(lib, done)
+        library.bump_generation(lib, to=generation)
+        return done
+
+    @_guarded
+    def next_generation(self) -> int:
+        """The generation a write finishing now would give the store (for an index saved just before it)."""
+        return library.next_generation(self._cols()[1])
+
+    @staticmethod
+    def _verify_written(chunks_col, lib, record: DocumentRecord) -> None:
+        """Raise StoreError unless the record and exactly `record.chunks` chunks of it are stored."""
+        count = len(sweep.chunk_ids_of(chunks_col, record.doc_id))
+        if count != record.chunks or library.get_record(lib, record.doc_id) is None:
+            raise StoreError(f"{record.file_name}: {count} of its {record.chunks} chunks are stored after writing "
+                             f"them all (another process removed them); add it again")
+
+    def _write_chunks(self, chunks_col, chunks: list[Chunk], progress: Progress | None,
+                      renew: Callable[[], None]) -> None:
         total, step = len(chunks), self._step()
-        report = _progress_reporter(progress, total)
+        report = _progress_reporter(progress, total, renew)
         for start in range(0, total, step):
             batch = chunks[start:start + step]
             vectors = self._embedder.embed([c.index_text for c in batch], progress=lambda d, _t, s=start: report(s + d))
@@ -171,6 +219,7 @@ class VectorStore:
                                  f"for {len(batch)} texts; expected ({len(batch)}, {self._embedder.dim})")
             chunks_col.upsert(ids=[c.id for c in batch], embeddings=vectors, documents=[c.text for c in batch],
                               metadatas=[chunk_to_metadata(c) for c in batch])
+            renew()
             report(start + len(batch))
 
     def _undo(self, doc_id: str) -> None:
@@ -234,9 +283,9 @@ class VectorStore:
 
     @_guarded
     def find_by_name(self, file_name: str) -> list[DocumentRecord]:
-        """Ready documents called exactly `file_name`, newest first."""
-        found = [r for r in self._ready() if r.file_name == file_name]
-        return sorted(found, key=lambda r: r.added_at, reverse=True)
+        """Ready documents called `file_name` (in any Unicode normal form: sweep.same_name), newest first."""
+        wanted = sweep.same_name(file_name)
+        return sweep.newest_first(r for r in self._ready() if sweep.same_name(r.file_name) == wanted)
 
     @_guarded
     def count(self) -> int:
@@ -360,12 +409,17 @@ class VectorStore:
         return messages
 
 
-def _progress_reporter(progress: Progress | None, total: int) -> Callable[[int], None]:
-    """progress("embedding", done, total), called only when `done` moved, so a bar never sees repeats."""
-    last = [-1]
+def _progress_reporter(progress: Progress | None, total: int,
+                       renew: Callable[[], None]) -> Callable[[int], None]:
+    """progress("embedding", done, total), called only when `done` moved, so a bar never sees repeats; renews the
+    writer's lease when RENEW_SECONDS passed (embedding one batch can take minutes)."""
+    last = [-1, time.monotonic()]
 
     def report(done: int) -> None:
         done = min(done, total)
+        if time.monotonic() - last[1] >= lease.RENEW_SECONDS:
+            last[1] = time.monotonic()
+            renew()
         if progress is not None and done != last[0]:
             last[0] = done
             progress("embedding", done, total)

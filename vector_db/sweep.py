@@ -7,10 +7,11 @@ per 2,000 ids at offset 50,000), and a `where` on one doc_id has a fixed cost (~
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 
-from vector_db import library
+from vector_db import lease, library
 from vector_db.records import READY
 
 
@@ -61,21 +62,40 @@ def remove_document(chunks_col, lib, doc_id: str, step: int) -> int | None:
 def repair(chunks_col, lib, step: int) -> list[str]:
     """Remove half-indexed documents, older duplicates of a file name, damaged documents and orphan chunks.
 
-    Returns one human message per repair; [] when the store was consistent.
+    A document still "indexing" whose writer is alive (vector_db.lease) is left alone, in any mode: it is a
+    write in progress, perhaps by another process on the same Chroma server. Returns one human message per
+    repair; [] when the store was consistent.
     """
-    records = library.all_records(lib)
-    if _looks_consistent(records, chunks_col.count()):
+    entries = library.all_entries(lib)
+    live = {rec.doc_id for rec, meta in entries if rec.status != READY and lease.is_live(meta)}
+    records = [rec for rec, _meta in entries if rec.doc_id not in live]
+    if _looks_consistent(records, chunks_col.count() - _stored_of(chunks_col, live)):
         return []
     stored = Counter(meta["doc_id"] for got in pages(chunks_col, ["metadatas"], step) for meta in got["metadatas"])
     doomed = _doomed(records, stored)
     library.remove_records(lib, list(doomed))
     delete_chunks_of(chunks_col, list(doomed), step)
     messages = list(doomed.values())
-    orphans = sorted(set(stored) - {r.doc_id for r in records})
+    orphans = sorted(set(stored) - {r.doc_id for r in records} - live)
     if orphans:
         count = delete_chunks_of(chunks_col, orphans, step)
         messages.append(f"removed {count} chunks left by {len(orphans)} document(s) no longer in the library")
     return messages
+
+
+def _stored_of(chunks_col, doc_ids: set[str]) -> int:
+    return len(chunks_col.get(where=doc_where(sorted(doc_ids)), include=[])["ids"]) if doc_ids else 0
+
+
+def same_name(name: str) -> str:
+    """The form under which two file names are the same document name: Unicode NFC (a Mac sends "café" in NFD,
+    Windows and Linux in NFC; they look identical, so they are one name)."""
+    return unicodedata.normalize("NFC", name)
+
+
+def newest_first(records) -> list:
+    """Records newest first: by added_at, then doc_id, so every process picks the same winner of a tie."""
+    return sorted(records, key=lambda r: (r.added_at, r.doc_id), reverse=True)
 
 
 def _doomed(records, stored: Counter) -> dict[str, str]:
@@ -83,10 +103,10 @@ def _doomed(records, stored: Counter) -> dict[str, str]:
     doomed = {r.doc_id: f"removed {r.file_name}: its indexing was interrupted; add it again"
               for r in records if r.status != READY}
     seen_names = set()
-    for rec in sorted((r for r in records if r.status == READY), key=lambda r: r.added_at, reverse=True):
-        if rec.file_name in seen_names:
+    for rec in newest_first(r for r in records if r.status == READY):
+        if same_name(rec.file_name) in seen_names:
             doomed[rec.doc_id] = f"removed an older copy of {rec.file_name} (the newest stays)"
-        seen_names.add(rec.file_name)
+        seen_names.add(same_name(rec.file_name))
     for rec in records:
         if rec.doc_id not in doomed and stored[rec.doc_id] != rec.chunks:
             doomed[rec.doc_id] = (f"removed {rec.file_name}: {stored[rec.doc_id]} of its {rec.chunks} chunks "
@@ -97,6 +117,6 @@ def _doomed(records, stored: Counter) -> dict[str, str]:
 def _looks_consistent(records, stored: int) -> bool:
     """All ready, names unique, and the chunk count adds up: then the full metadata scan (~9 s at 100k chunks)
     is skipped. Only orphans exactly offsetting missing chunks could hide behind these checks."""
-    names = [r.file_name for r in records]
+    names = [same_name(r.file_name) for r in records]
     return (all(r.status == READY for r in records) and len(set(names)) == len(names)
             and sum(r.chunks for r in records) == stored)
