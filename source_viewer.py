@@ -1,5 +1,9 @@
 """Show a cited passage where it stands in its original file: PDF page image, neighbours, slide, cell range.
 
+A scanned page (and an image document) has no text layer to find the passage in, so it is read again with
+OCR, exactly as parsing read it, and the passage is highlighted from the word boxes. Without Tesseract the
+page still shows, unhighlighted.
+
 No streamlit here: each function returns plain data (PNG bytes, strings, rows) the app puts on the page.
 Every reader raises `SourceError` with a reason a person understands; the app then falls back to the
 chunk's own text, so a missing or damaged original never breaks an answer.
@@ -10,6 +14,7 @@ from __future__ import annotations
 import csv
 import ctypes
 import io
+import logging
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -19,6 +24,8 @@ from pathlib import Path
 WINDOW = 24  # normalised characters per search window when the whole passage is not found verbatim
 HIGHLIGHT_RGBA = (255, 214, 0, 90)  # translucent yellow, like a highlighter pen
 MAX_TABLE_ROWS = 200
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")
+log = logging.getLogger(__name__)
 
 
 class SourceError(Exception):
@@ -107,6 +114,17 @@ def line_rects(boxes: Sequence[tuple[float, float, float, float]]) -> list[tuple
     return [tuple(r) for r in rects]
 
 
+def render_page(path: Path, page_number: int, passage: str, width: int = 900) -> PageImage:
+    """Page `page_number` of a PDF or an image document (TIFF pages included) with `passage` highlighted.
+
+    Raises:
+        SourceError: the file cannot be opened or has no such page.
+    """
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        return render_image_page(path, page_number, passage, width)
+    return render_pdf_page(path, page_number, passage, width)
+
+
 def render_pdf_page(path: Path, page_number: int, passage: str, width: int = 900) -> PageImage:
     """Render page `page_number` (1-based) of a PDF at about `width` pixels with `passage` highlighted.
 
@@ -125,10 +143,65 @@ def render_pdf_page(path: Path, page_number: int, passage: str, width: int = 900
         page = pdf[page_number - 1]
         scale = width / max(page.get_width(), 1.0)
         image = page.render(scale=scale).to_pil().convert("RGBA")
-        boxes = _passage_boxes(page, passage, image.size)
+        boxes = _passage_boxes(page, passage, image.size) or _scan_boxes(page, passage, image.size)
         return PageImage(_highlighted_png(image, boxes), image.width, image.height, len(boxes), len(pdf))
     finally:
         pdf.close()
+
+
+def render_image_page(path: Path, page_number: int, passage: str, width: int = 900) -> PageImage:
+    """Page `page_number` (1-based; TIFFs have several) of an image with `passage` highlighted by OCR.
+
+    Raises:
+        SourceError: the image cannot be opened or has no such page.
+    """
+    from document_processor import DocumentError, ocr
+    from document_processor.read_image import frame, open_image
+
+    try:
+        image = open_image(path.read_bytes(), path.name)
+        count = getattr(image, "n_frames", 1)
+        if not 1 <= page_number <= count:
+            raise SourceError(f"the image has {count} pages, there is no page {page_number}")
+        picture = frame(image, page_number - 1, path.name)
+    except (DocumentError, OSError) as error:
+        raise SourceError(f"cannot open the image: {error}") from error
+    boxes = _ocr_boxes(lambda: ocr.recognise(picture), passage, picture.width)
+    shown = picture.convert("RGBA")
+    factor = min(1.0, width / max(shown.width, 1))
+    if factor < 1.0:
+        shown = shown.resize((max(1, round(shown.width * factor)), max(1, round(shown.height * factor))))
+    boxes = [tuple(v * factor for v in box) for box in boxes]
+    return PageImage(_highlighted_png(shown, boxes), shown.width, shown.height, len(boxes), count)
+
+
+def _scan_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[float, float, float, float]]:
+    """Boxes of the passage on a page parsing read by OCR (none on a page with a good text layer)."""
+    from document_processor.read_pdf import ocr_pdf_page, page_needs_ocr
+
+    textpage = page.get_textpage()
+    try:
+        text = textpage.get_text_range().replace("\ufffe", "")
+    finally:
+        textpage.close()
+    if not page_needs_ocr(page, text):
+        return []
+    return _ocr_boxes(lambda: ocr_pdf_page(page), passage, size[0])
+
+
+def _ocr_boxes(read, passage: str, width: int) -> list[tuple[float, float, float, float]]:
+    """Pixel boxes (for an image `width` wide) of the passage's characters in what `read()` recognises."""
+    from document_processor.ocr import OcrError, OcrUnavailable
+
+    try:
+        page = read()
+    except (OcrUnavailable, OcrError) as error:  # the page is still shown, only not highlighted
+        log.warning("no OCR highlight: %s", error)
+        return []
+    text, char_boxes = page.text_with_boxes()
+    factor = width / max(page.width, 1)
+    boxes = [char_boxes[i] for i in passage_char_indices(text, passage)]
+    return [tuple(v * factor for v in box) for box in boxes if box is not None]
 
 
 def _passage_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[float, float, float, float]]:

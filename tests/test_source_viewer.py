@@ -6,6 +6,7 @@ import io
 
 import pytest
 from PIL import Image
+from test_ocr import PAGE_TEXT, needs_tesseract, scan_image, scanned_pdf
 
 import source_viewer as sv
 from document_processor import Chunk, Location
@@ -179,3 +180,49 @@ def test_markdown_table_from_a_sheet_chunk():
     assert table.rows == (("heat pumps", "2100000"), ("insulation", ""))
     assert sv.markdown_table("no table here") is None
     assert sv.markdown_table("| only | header |") is None
+
+
+# ---------------------------------------------------------------- scans and images (OCR word boxes)
+
+def _yellow_rows(png: bytes) -> list[int]:
+    """Rows of the rendered page where the highlighter's yellow shows."""
+    picture = Image.open(io.BytesIO(png)).convert("RGB")
+    pixels = picture.load()
+    return [y for y in range(0, picture.height, 2)
+            if any(r > 240 and g > 200 and b < 200 for r, g, b in (pixels[x, y] for x in range(0, picture.width, 3)))]
+
+
+@needs_tesseract
+def test_a_scanned_pdf_page_highlights_the_ocr_passage(tmp_path):
+    path = tmp_path / "scan.pdf"
+    path.write_bytes(scanned_pdf(PAGE_TEXT))
+    image = sv.render_page(path, 2, "The landlord repairs the roof before winter", width=600)
+    assert image.page_count == 2 and image.highlighted_chars > 20
+    rows = _yellow_rows(image.png)
+    # the second line of page 2 is drawn at y = 390..440 of a 2480-pixel-wide scan: 94..107 at 600 wide
+    assert rows and min(rows) >= 85 and max(rows) <= 115, rows
+    plain = sv.render_page(path, 2, "words that are on no page at all", width=600)
+    assert plain.highlighted_chars == 0
+
+
+@needs_tesseract
+def test_an_image_document_page_highlights_the_ocr_passage(tmp_path):
+    path = tmp_path / "letters.tiff"
+    pages = [scan_image(lines, size=(1700, 700)) for lines in PAGE_TEXT]
+    pages[0].save(path, save_all=True, append_images=pages[1:])
+    image = sv.render_page(path, 2, "Both parties signed on the ninth of March", width=850)
+    assert image.page_count == 2 and image.width == 850 and image.highlighted_chars > 20
+    rows = _yellow_rows(image.png)
+    assert rows and min(rows) >= 230 and max(rows) <= 275, rows  # third line: y 480..530 at half size
+    with pytest.raises(sv.SourceError, match="no page 3"):
+        sv.render_page(path, 3, "x")
+
+
+def test_a_text_pdf_page_is_never_ocrd_by_the_viewer(tmp_path, monkeypatch):
+    from document_processor import ocr
+
+    monkeypatch.setattr(ocr, "TESSERACT_CMD", str(tmp_path / "no-tesseract"))
+    pdf = tmp_path / "typed.pdf"
+    write_pdf(pdf, [["A typed page with a good text layer and quite a few words on it."]])
+    assert sv.render_page(pdf, 1, "not on this page at all, anywhere").highlighted_chars == 0
+    assert sv.render_page(pdf, 1, "good text layer").highlighted_chars > 0
