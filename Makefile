@@ -8,12 +8,12 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: run test install install-dev browser lint bench-quick
+.PHONY: run test install install-dev browser ocr lint bench-quick
 
-run: $(VENV)/.app-installed
+run: $(VENV)/.app-installed ocr
 	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port $${PORT:-8501}
 
-test: $(VENV)/.dev-installed browser
+test: $(VENV)/.dev-installed browser ocr
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 install: $(VENV)/.app-installed
@@ -40,6 +40,14 @@ browser:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "could not install chromium: the browser tests will be skipped"; \
 	else echo "chromium missing and not root: install it with 'sudo apt-get install chromium' to run the browser tests"; fi
+
+# Scanned PDFs and images are read with Debian's Tesseract and its English data; nothing is downloaded at run time.
+ocr:
+	@if command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx eng; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null) \
+		|| echo "could not install tesseract-ocr: scanned PDFs and images will be refused, and their tests skipped"; \
+	else echo "tesseract-ocr missing and not root: install it with 'sudo apt-get install tesseract-ocr tesseract-ocr-eng' to read scanned PDFs and images"; fi
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
