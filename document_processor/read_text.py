@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
 
 from document_processor.blocks import Block, Reading, Table, clean_text, markdown_table
 from document_processor.types import DocumentError, Location
@@ -17,6 +18,7 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _BINARY_SHARE = 0.05  # more control characters than this in the first 4 KB means "not text"
+_UTF16_BAD_SHARE = 0.02  # a UTF-16 reading with more impossible characters than this is not text
 
 
 def decode_text(data: bytes, name: str) -> str:
@@ -25,28 +27,66 @@ def decode_text(data: bytes, name: str) -> str:
     Raises DocumentError("wrong_type") when the decoded text is mostly control characters (a binary file).
     """
     text = _decode(data)
-    sample = text[:4096]
-    controls = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\n\r\f")
-    if sample and controls > _BINARY_SHARE * len(sample):
+    if _looks_binary(text):
         raise DocumentError(name, "wrong_type", "binary content, not a text file")
     return text
 
 
+def _looks_binary(text: str) -> bool:
+    sample = text[:4096]
+    controls = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\n\r\f")
+    return bool(sample) and controls > _BINARY_SHARE * len(sample)
+
+
 def _decode(data: bytes) -> str:
+    """UTF-16 is tried when UTF-8 fails and also when UTF-8 "succeeds" with control characters everywhere:
+    BOM-less UTF-16 English is valid UTF-8 with a NUL after each letter, Russian with a \x04."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             return data[len(bom):].decode(encoding, errors="replace")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
-        pass  # not UTF-8: try the next guesses below
-    sample = data[:4000]
-    if len(sample) >= 4 and sample[1::2].count(0) > 0.4 * len(sample) / 2:
-        return data.decode("utf-16-le", errors="replace")
-    if len(sample) >= 4 and sample[0::2].count(0) > 0.4 * len(sample) / 2:
-        return data.decode("utf-16-be", errors="replace")
+        text = None  # not UTF-8: UTF-16, else cp1252 below
+    if text is not None and not _looks_binary(text):
+        return text
+    encoding = _utf16_encoding(data[:4096])
+    if encoding is not None:
+        return data.decode(encoding, errors="replace")
     # cp1252 leaves five bytes undefined; "replace" turns them into U+FFFD instead of failing.
-    return data.decode("cp1252", errors="replace")
+    return text if text is not None else data.decode("cp1252", errors="replace")
+
+
+def _utf16_encoding(sample: bytes) -> str | None:
+    """'utf-16-le' or 'utf-16-be' when the sample reads as text in one byte order, else None.
+
+    Read in the right order, text has (almost) no unassigned, private-use, surrogate or control characters.
+    Which order, and whether it is UTF-16 at all, needs evidence: ASCII characters (a zero high byte,
+    which 8-bit text never has), or the other order reading clearly worse (byte-swapped CJK lands in
+    unassigned code points and surrogates). 8-bit text is ruled out first: two ASCII bytes read as one CJK
+    character, so English in cp1252 would otherwise pass as Chinese.
+    """
+    sample = sample[: len(sample) // 2 * 2]
+    pairs = len(sample) // 2
+    if pairs < 2 or sum(1 for i in range(0, len(sample), 2) if _printable(sample[i]) and _printable(sample[i + 1])) > pairs / 2:
+        return None
+    (bad, ascii_, encoding), (other_bad, _, _) = sorted(
+        (_oddities(sample.decode(enc, errors="surrogatepass")) + (enc,) for enc in ("utf-16-le", "utf-16-be")),
+        key=lambda c: (c[0], -c[1]))
+    chars = max(1, len(sample) // 2)
+    if bad > _UTF16_BAD_SHARE * chars:
+        return None
+    return encoding if ascii_ >= 0.05 * chars or other_bad >= bad + 0.05 * chars else None
+
+
+def _printable(byte: int) -> bool:
+    return 0x20 <= byte <= 0x7E or byte in (0x09, 0x0A, 0x0D)
+
+
+def _oddities(text: str) -> tuple[int, int]:
+    """(characters no text has: controls, unassigned, private use, surrogates; ASCII characters)."""
+    bad = sum(1 for ch in text if ch not in "\t\n\r\f" and unicodedata.category(ch) in ("Cc", "Cn", "Co", "Cs"))
+    return bad, sum(1 for ch in text if ch < "\x80")
 
 
 def read_txt(data: bytes, name: str, progress=None) -> Reading:
