@@ -369,7 +369,7 @@ def stub():
 
 
 def gemini_agent(stub, kb, embedder):
-    brain = make_gemini_brain(KEY, base_url=stub.base_url, timeout=5.0, max_retries=0)
+    brain = make_gemini_brain(KEY, model="gemini-3.8-flash", base_url=stub.base_url, timeout=5.0, max_retries=0)
     return build_agent(brain, kb.retriever, embedder=embedder)
 
 
