@@ -52,6 +52,13 @@ class Gate:
     min_cosine: float = 0.15  # to the question, when an embedder is given (unrelated text scores ~0-0.15) ...
     strong_own: float = 0.75  # ... unless the window holds this much of the question's words
     min_own_unnamed: float = 0.75  # in a document whose passages lack a name the question gives (found elsewhere)
+    # A paraphrase: the document words the question differently ("gain" for "better off", "maintains" for
+    # "still holds"), so fewer of its words match, but the meaning is close. Such a window passes with less of
+    # the question's words when its cosine is high; what it says need not repeat the asked-for word.
+    paraphrase_cosine: float = 0.5
+    paraphrase_own: float = 0.3
+    paraphrase_context: float = 0.45
+    unfocused_cosine: float = 0.6
 
 
 @dataclass(frozen=True)
@@ -211,14 +218,20 @@ def passes(gate: Gate, ask: Ask, window: Window) -> bool:
     """Whether `window` answers enough of the sub-question to be quoted at all.
 
     It must hold one of the words saying what is asked for (if the question has any: "what [share price]"),
-    and be close to the question in meaning (cosine) unless its words leave no doubt (gate.strong_own);
+    and be close to the question in meaning (cosine) unless its words leave no doubt (gate.strong_own); or,
+    worded differently, be closer still in meaning (gate.paraphrase_*);
     a window whose document does not hold every name of the question (they are found in other documents) must
     itself hold gate.min_own_unnamed of the question; "how many / how much" wants a number.
     """
+    if not (window.number or not ask.counts):
+        return False
     own = gate.min_own if window.named else gate.min_own_unnamed
-    return (window.focused and window.own >= own and window.context >= gate.min_context
-            and (window.cosine is None or window.cosine >= gate.min_cosine or window.own >= gate.strong_own)
-            and (window.number or not ask.counts))
+    if (window.focused and window.own >= own and window.context >= gate.min_context
+            and (window.cosine is None or window.cosine >= gate.min_cosine or window.own >= gate.strong_own)):
+        return True
+    cosine = window.cosine or 0.0
+    return (window.named and cosine >= gate.paraphrase_cosine and window.own >= gate.paraphrase_own
+            and window.context >= gate.paraphrase_context and (window.focused or cosine >= gate.unfocused_cosine))
 
 
 def _near(ask: Ask, w: Window) -> bool:

@@ -161,6 +161,11 @@ class OfflineBrain:
     def _quotes(self, ask: Ask, qtype: str, blocks: list[ContextBlock], passages: Passages) -> list[tuple[int, str]]:
         if not _names_ok(ask, frozenset().union(*passages.documents.values())):
             return []  # a name or number no retrieved passage holds: the documents do not know it
+        # When some document holds every name of the question, the question is about what it names: a passage
+        # of another document ("3M's sales" for "Diageo's sales") answers something else, however well worded.
+        named = [b for b in blocks if passages.named(ask, b.chunk.doc_id)]
+        if any(c.specific for c in ask.concepts) and named:
+            blocks = named
         windows = _unique(w for b in blocks for w in windows_of(b, passages.units[b.n]))
         if not windows:
             return []
