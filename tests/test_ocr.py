@@ -277,3 +277,28 @@ def test_a_flate_bomb_pdf_is_named_a_compression_bomb_not_a_crash():
     assert err.value.kind == "zip_bomb", err.value.reason
     assert err.value.reason.startswith("compression bomb: a compressed stream at byte ")
     assert flate_bomb(text_pdf(["An ordinary page."]), 512 << 20) is None
+
+
+class _ScriptedPipe:
+    """The parent's end of the parsing pipe, replaying messages; then silence, as when a page hangs."""
+
+    def __init__(self, messages):
+        self.messages = list(messages)
+
+    def poll(self, timeout):
+        return bool(self.messages)
+
+    def recv(self):
+        return self.messages.pop(0)
+
+
+def test_a_page_that_hangs_in_ocr_is_named_in_the_timeout():
+    from document_processor.isolation import _collect
+
+    seen = []
+    pipe = _ScriptedPipe([("started",), ("progress", "ocr", 1, 3), ("progress", "reading", 1, 3),
+                          ("progress", "ocr", 2, 3)])
+    with pytest.raises(DocumentError) as err:
+        _collect(pipe, None, "long-scan.pdf", Limits(timeout_s=60), lambda *p: seen.append(p))
+    assert err.value.kind == "timeout" and err.value.reason == "OCR of page 2 took longer than 60 s"
+    assert seen == [("ocr", 1, 3), ("reading", 1, 3), ("ocr", 2, 3)]
