@@ -65,6 +65,12 @@ def offline_agent(data_dir: str, model_dir: str, fake: bool):
     return build_agent(OfflineBrain(embedder), kb.retriever, embedder=embedder)
 
 
+@st.cache_resource(show_spinner=False)
+def model_catalog() -> rt.ModelCatalog:
+    """The Gemini models each key can use; shared by all sessions (entries are keyed by the key's hash)."""
+    return rt.ModelCatalog()
+
+
 def resources(cfg: rt.AppConfig) -> tuple[str, str, bool]:
     """The cache key of the shared objects: data dir, model dir, fake embedder or not."""
     return str(cfg.data_dir), str(cfg.models), cfg.fake_embedder
@@ -112,14 +118,26 @@ def settings_panel(cfg: rt.AppConfig) -> rt.Settings:
         k = st.slider("Sources per question", 3, 15, 8, key="k")
         verify = st.toggle("Verify every claim against its sources", True, key="verify")
         offline = st.toggle("Offline mode (extractive, no Gemini)", False, key="offline")
-        model = st.selectbox("Gemini model", rt.GEMINI_MODELS, key="model", disabled=offline)
         if cfg.env_key:
             st.caption("Gemini key: taken from the environment.")
             key = cfg.env_key
         else:
             key = st.text_input("Gemini API key", type="password", key="gemini_key", disabled=offline,
                                 help="Kept in this browser tab only: never saved, logged or exported.")
+        model = model_select(cfg, "" if offline else key.strip(), offline)
     return rt.Settings(strategy=strategy, k=k, verify=verify, model=model, api_key=key.strip(), offline=offline)
+
+
+def model_select(cfg: rt.AppConfig, key: str, offline: bool) -> str:
+    """The Gemini model box: the models this key can use (listed once per key), the configured one first."""
+    choices = model_catalog().choices(key, cfg.gemini_base_url, cfg.gemini_model)
+    if st.session_state.get("model") not in choices.models:
+        st.session_state.pop("model", None)  # a model the new list lacks: back to the configured one
+    model = st.selectbox("Gemini model", choices.models, key="model", disabled=offline,
+                         help="Preselected: DOCAGENT_GEMINI_MODEL, else the current default Flash model.")
+    if choices.note and not offline:
+        st.caption(choices.note)
+    return model
 
 
 def upload_widget():

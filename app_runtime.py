@@ -1,4 +1,5 @@
-"""What the app needs at run time besides drawing: configuration, settings, a fake embedder, background calls.
+"""What the app needs at run time besides drawing: configuration, settings, the Gemini models a key can use, a fake
+embedder, background calls.
 
 No streamlit here (app.py alone draws). AppConfig is read from the environment once per run, at the edge;
 Settings are one browser tab's sidebar choices. Neither repr shows the Gemini key.
@@ -11,11 +12,13 @@ import os
 import queue
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-GEMINI_MODELS = ("gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.5-pro")
+import wiring
+
 STRATEGY_LABELS = {"auto": "Auto (let the agent choose)", "hybrid": "Hybrid (vector + BM25)", "vector": "Vector",
                    "bm25": "BM25 (keywords)"}
 _TRUE = ("1", "true", "yes", "on")
@@ -28,7 +31,8 @@ class AppConfig:
     DOCAGENT_DATA_DIR (default ./data) holds the index, the BM25 files and the exported ONNX model
     (DOCAGENT_MODEL_DIR puts the model elsewhere, e.g. one cache shared by test runs); DOCAGENT_FAKE_EMBEDDER=1
     swaps the ONNX model for HashingEmbedder (tests); GOOGLE_API_KEY or GEMINI_API_KEY enables Gemini;
-    DOCAGENT_GEMINI_BASE_URL points the Gemini client elsewhere (a local stub).
+    DOCAGENT_GEMINI_BASE_URL points the Gemini client elsewhere (a local stub); the Gemini model preselected in
+    Settings is wiring's (DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL).
     The key is excluded from repr so it never lands in a log line.
     """
 
@@ -37,6 +41,7 @@ class AppConfig:
     fake_embedder: bool = False
     env_key: str = field(default="", repr=False)
     gemini_base_url: str | None = None
+    gemini_model: str = wiring.DEFAULT_GEMINI_MODEL
 
     @property
     def models(self) -> Path:
@@ -53,6 +58,7 @@ class AppConfig:
             fake_embedder=env.get("DOCAGENT_FAKE_EMBEDDER", "").strip().lower() in _TRUE,
             env_key=(env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY") or "").strip(),
             gemini_base_url=(env.get("DOCAGENT_GEMINI_BASE_URL") or "").strip() or None,
+            gemini_model=wiring.gemini_model_from_env(environ=env),
         )
 
 
@@ -63,7 +69,7 @@ class Settings:
     strategy: str = "auto"
     k: int = 8
     verify: bool = True
-    model: str = GEMINI_MODELS[0]
+    model: str = wiring.DEFAULT_GEMINI_MODEL
     api_key: str = field(default="", repr=False)
     offline: bool = False
 
@@ -73,8 +79,73 @@ class Settings:
         return "gemini" if self.api_key and not self.offline else "offline"
 
     def mode_label(self) -> str:
-        """'Gemini · gemini-2.5-flash' or 'Offline (extractive)'."""
+        """'Gemini · gemini-3.8-flash' or 'Offline (extractive)'."""
         return f"Gemini · {self.model}" if self.mode == "gemini" else "Offline (extractive)"
+
+
+@dataclass(frozen=True)
+class ModelChoices:
+    """The models Settings offers: the key's own list (`listed`), else the built-in one, with `note` saying why."""
+
+    models: tuple[str, ...]
+    listed: bool = False
+    note: str = ""
+
+
+class ModelCatalog:
+    """The Gemini models each key can use (google-genai's models.list), cached per key and base URL.
+
+    A list is kept `ttl` seconds; a failed listing shows the built-in list (wiring.FALLBACK_GEMINI_MODELS) and
+    is asked again after `failed_ttl` seconds, so an offline laptop does not wait on every rerun. Entries are
+    keyed by the key's fingerprint, never the key, so one catalog is safe to share between browser sessions.
+    `lister(api_key, base_url=...)` raises ModelListError (or ValueError) with a reason when it cannot list.
+    """
+
+    def __init__(self, lister: Callable[..., tuple[str, ...]] | None = None, *,
+                 fallback: Sequence[str] = wiring.FALLBACK_GEMINI_MODELS, ttl: float = 3600.0,
+                 failed_ttl: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self._lister = lister
+        self._fallback = tuple(fallback)
+        self._ttl, self._failed_ttl, self._clock = ttl, failed_ttl, clock
+        self._entries: dict[tuple[str, str], tuple[float, ModelChoices]] = {}
+        self._lock = threading.Lock()
+
+    def choices(self, api_key: str, base_url: str | None = None, preferred: str = "") -> ModelChoices:
+        """The models for `api_key` with `preferred` (the configured model) first; the built-in list without a key."""
+        if not api_key:
+            return _first(ModelChoices(self._fallback), preferred)
+        slot = (key_fingerprint(api_key), base_url or "")
+        with self._lock:
+            expires, cached = self._entries.get(slot, (0.0, None))
+        if cached is None or self._clock() >= expires:
+            cached, ttl = self._list(api_key, base_url)
+            with self._lock:
+                self._entries[slot] = (self._clock() + ttl, cached)
+        return _first(cached, preferred)
+
+    def _list(self, api_key: str, base_url: str | None) -> tuple[ModelChoices, float]:
+        from agentic_rag.gemini_models import ModelListError, list_gemini_models
+
+        lister = self._lister or list_gemini_models
+        try:
+            models = lister(api_key, base_url=base_url)
+        except (ModelListError, ValueError) as exc:
+            reason = getattr(exc, "reason", None) or str(exc)
+            return ModelChoices(self._fallback, note=f"Could not list this key's models ({reason}); "
+                                                     f"showing the built-in list."), self._failed_ttl
+        if not models:
+            return ModelChoices(self._fallback, note="This key lists no Gemini text models; showing the "
+                                                     "built-in list."), self._failed_ttl
+        return ModelChoices(tuple(models), listed=True, note=f"{len(models)} models available to this key."), \
+            self._ttl
+
+
+def _first(choices: ModelChoices, preferred: str) -> ModelChoices:
+    """`choices` with `preferred` first (added when the list lacks it: the configuration names it on purpose)."""
+    if not preferred:
+        return choices
+    rest = tuple(m for m in choices.models if m != preferred)
+    return ModelChoices((preferred, *rest), choices.listed, choices.note)
 
 
 

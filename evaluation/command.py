@@ -27,8 +27,10 @@ def open_knowledge_base(data_dir: Path, embedder):
     return wiring.open_knowledge_base(data_dir, embedder=embedder)
 
 
-def make_agent(kb, embedder, *, offline: bool = True, api_key: str = "", model: str = "gemini-2.5-flash"):
-    """The agent the app would use: offline extractive, or Gemini (with its offline fallback) given a key."""
+def make_agent(kb, embedder, *, offline: bool = True, api_key: str = "", model: str | None = None):
+    """The agent the app would use: offline extractive, or Gemini (with its offline fallback) given a key.
+
+    `model` defaults to wiring's (DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL)."""
     import wiring
 
     return wiring.make_agent(kb, embedder, api_key="" if offline else api_key, model=model)
@@ -66,7 +68,8 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
                  strategies: Sequence[str] = ("hybrid",), as_json: bool = False, min_hit5: float | None = None,
                  min_mrr: float | None = None, min_accuracy: float | None = None, *, k: int = 10,
                  answers: bool = True, api_key: str | None = None, model_dir: str | Path | None = None,
-                 embedder=None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+                 embedder=None, out: TextIO | None = None, err: TextIO | None = None,
+                 gemini_model: str | None = None) -> int:
     """Run `dataset` against the library in `data_dir` (indexing `docs` first) and print the report.
 
     Args:
@@ -75,6 +78,7 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
         strategies: retrieval strategies to measure; answers use the first.
         answers: False measures retrieval only (no agent).
         model_dir: where the ONNX model is cached (default data_dir/models); `embedder` replaces it (tests).
+        gemini_model: the Gemini model (default DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL).
         out, err: where the report and the progress go (default stdout, stderr).
 
     Returns:
@@ -102,7 +106,7 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
     if docs is not None:
         print(f"indexing {docs}", file=err)
         index_folder(kb, Path(docs), err)
-    agent = make_agent(kb, embedder, offline=offline, api_key=key or "") if answers else None
+    agent = make_agent(kb, embedder, offline=offline, api_key=key or "", model=gemini_model) if answers else None
     try:
         report = run_eval(questions, kb, agent, strategies=strategies, k=k, dataset=Path(dataset).name,
                           progress=lambda done, total, q: print(f"  [{done}/{total}] {q[:70]}", file=err))

@@ -13,6 +13,8 @@ from conftest import REPO
 from gemini_stub import GeminiStub, StubReply, docagent_responder
 from streamlit.testing.v1 import AppTest
 
+from wiring import DEFAULT_GEMINI_MODEL, FALLBACK_GEMINI_MODELS
+
 TIMEOUT = 90  # the first run in a process imports chromadb and langgraph
 SECRET = "AIza-test-secret-key-0123456789"
 
@@ -251,6 +253,7 @@ def gemini_app(tmp_path, monkeypatch, stub, key: str | None) -> AppTest:
     monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")
     monkeypatch.setenv("DOCAGENT_GEMINI_BASE_URL", stub.base_url)
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("DOCAGENT_GEMINI_MODEL", raising=False)
     if key:
         monkeypatch.setenv("GOOGLE_API_KEY", key)
     else:
@@ -260,7 +263,7 @@ def gemini_app(tmp_path, monkeypatch, stub, key: str | None) -> AppTest:
 
 def test_gemini_mode_with_a_key_in_the_environment(tmp_path, monkeypatch, stub):
     at = gemini_app(tmp_path, monkeypatch, stub, SECRET)
-    assert any("Gemini · gemini-2.5-flash" in m.value for m in at.markdown)
+    assert any(f"Gemini · {DEFAULT_GEMINI_MODEL}" in m.value for m in at.markdown)
     assert not any("Offline mode" in i.value for i in at.info)
     assert not at.text_input  # no key field when the environment has one
     at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
@@ -274,7 +277,7 @@ def test_gemini_mode_with_a_key_in_the_environment(tmp_path, monkeypatch, stub):
 def test_a_key_typed_in_the_sidebar_is_used_and_never_shown(tmp_path, monkeypatch, stub):
     at = gemini_app(tmp_path, monkeypatch, stub, None)
     at.text_input(key="gemini_key").input(SECRET).run()
-    assert any("Gemini · gemini-2.5-flash" in m.value for m in at.markdown)
+    assert any(f"Gemini · {DEFAULT_GEMINI_MODEL}" in m.value for m in at.markdown)
     at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
     no_failures(at)
     assert stub.requests and stub.requests[-1].api_key == SECRET
@@ -415,3 +418,27 @@ def test_a_library_owned_by_another_program_opens_read_only_with_the_reason(tmp_
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)
+
+
+# ---------------------------------------------------------------- the Gemini models a key can use
+
+def test_the_model_box_lists_the_models_the_key_can_use(tmp_path, monkeypatch, stub):
+    at = gemini_app(tmp_path, monkeypatch, stub, SECRET)
+    box = at.selectbox(key="model")
+    assert box.options == ["gemini-3.8-flash", "gemini-3.6-flash", "gemini-3.1-pro-preview"]  # text models only
+    assert box.value == DEFAULT_GEMINI_MODEL and any("3 models available" in c.value for c in at.caption)
+    box.set_value("gemini-3.6-flash").run()
+    assert any("Gemini · gemini-3.6-flash" in m.value for m in at.markdown)
+    at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    assert stub.requests and all("/models/gemini-3.6-flash:" in r.path for r in stub.requests)
+    assert stub.list_requests == 1  # listed once for this key, not on every rerun
+
+
+def test_the_model_box_falls_back_to_the_built_in_list_with_the_reason(tmp_path, monkeypatch, stub):
+    stub.list_status = 403
+    at = gemini_app(tmp_path, monkeypatch, stub, SECRET)
+    assert at.selectbox(key="model").options == list(FALLBACK_GEMINI_MODELS)
+    note = next(c.value for c in at.caption if "Could not list" in c.value)
+    assert "HTTP 403" in note and "built-in list" in note
+    assert not any(SECRET in t for t in texts(at))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import app_runtime as rt
+import wiring
 
 
 def test_hashing_embedder_is_deterministic_normalised_and_handles_empty():
@@ -29,6 +30,9 @@ def test_app_config_from_env(tmp_path):
     default = rt.AppConfig.from_env({"GEMINI_API_KEY": "k2", "DOCAGENT_MODEL_DIR": str(tmp_path / "m")})
     assert default.data_dir.name == "data" and default.env_key == "k2" and default.models == tmp_path / "m"
     assert not default.fake_embedder and default.gemini_base_url is None
+    assert default.gemini_model == wiring.DEFAULT_GEMINI_MODEL == rt.Settings().model
+    chosen = rt.AppConfig.from_env({"DOCAGENT_GEMINI_MODEL": " gemini-3.6-flash "})
+    assert chosen.gemini_model == "gemini-3.6-flash"
 
 
 def test_settings_mode_and_label_hide_the_key():
@@ -77,3 +81,52 @@ def test_strategy_labels_cover_every_strategy():
 def test_key_fingerprint_tells_keys_apart_without_holding_them():
     assert rt.key_fingerprint("") == "" and len(rt.key_fingerprint("abc")) == 12
     assert rt.key_fingerprint("abc") != rt.key_fingerprint("abd") and "abc" not in rt.key_fingerprint("abc")
+
+
+class Lister:
+    """A models.list stand-in: answers from a script (a tuple, or an exception) and counts the calls."""
+
+    def __init__(self, *answers):
+        self.answers, self.calls = list(answers), []
+
+    def __call__(self, api_key, base_url=None):
+        self.calls.append((api_key, base_url))
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def test_model_catalog_lists_once_per_key_with_the_configured_model_first():
+    lister = Lister(("gemini-3.8-flash", "gemini-3.6-flash"), ("gemini-3.1-pro-preview",))
+    catalog = rt.ModelCatalog(lister)
+    first = catalog.choices("key-a", None, "gemini-3.6-flash")
+    assert first.models == ("gemini-3.6-flash", "gemini-3.8-flash") and first.listed
+    assert "2 models" in first.note
+    assert catalog.choices("key-a", None, "gemini-3.6-flash") == first and len(lister.calls) == 1  # cached
+    other = catalog.choices("key-b", "http://127.0.0.1:9", "gemini-3.8-flash")
+    assert other.models == ("gemini-3.8-flash", "gemini-3.1-pro-preview")  # the configured one stays offered
+    assert lister.calls[1] == ("key-b", "http://127.0.0.1:9")
+    assert "key-a" not in repr(catalog.__dict__)  # entries are keyed by the key's fingerprint
+
+
+def test_model_catalog_falls_back_and_asks_again_later():
+    from agentic_rag.gemini_models import ModelListError
+
+    now = [0.0]
+    lister = Lister(ModelListError("Gemini's model list could not be reached (connection failed)"),
+                    ("gemini-3.8-flash",))
+    catalog = rt.ModelCatalog(lister, failed_ttl=60.0, clock=lambda: now[0])
+    failed = catalog.choices("key", None, wiring.DEFAULT_GEMINI_MODEL)
+    assert failed.models == wiring.FALLBACK_GEMINI_MODELS and not failed.listed
+    assert "could not be reached" in failed.note and "built-in list" in failed.note
+    now[0] = 30.0
+    assert catalog.choices("key", None, "") == failed and len(lister.calls) == 1  # not asked on every rerun
+    now[0] = 61.0
+    assert catalog.choices("key", None, "").listed and len(lister.calls) == 2
+
+
+def test_model_catalog_without_a_key_offers_the_built_in_list():
+    lister = Lister()
+    choices = rt.ModelCatalog(lister).choices("", None, "gemini-custom")
+    assert choices.models == ("gemini-custom", *wiring.FALLBACK_GEMINI_MODELS) and lister.calls == []
