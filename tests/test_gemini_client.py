@@ -229,13 +229,17 @@ def test_a_safety_stop_is_not_retried_and_says_why(corpus):
 
 
 @pytest.mark.parametrize("block", ["SAFETY", "PROHIBITED_CONTENT"])
-def test_a_blocked_prompt_is_not_retried_and_says_why(stub, corpus, block):
-    stub.push(StubReply(block=block))
-    result = agent_for(stub.base_url, corpus).ask(QUESTION)
+@pytest.mark.parametrize("step", ["plan", "answer"])  # a structured call, and a streamed one
+def test_a_blocked_prompt_is_not_retried_and_says_why(corpus, block, step):
+    blocked = StubReply(block=block)
+    with GeminiStub(responder=on_answer(blocked, blocked) if step == "answer" else docagent_responder) as stub:
+        if step == "plan":
+            stub.push(blocked, blocked)
+        result = agent_for(stub.base_url, corpus).ask(QUESTION)
     assert result.mode == "offline" and "$5.2 million" in result.answer
     reason = block.replace("_", " ").lower()
     assert result.warnings[0].startswith(f"Gemini declined to answer (the prompt was blocked: {reason})")
-    assert len(stub.requests) == 1
+    assert len(stub.requests) == (1 if step == "plan" else 2)  # the blocked call was not asked again
 
 
 @pytest.mark.parametrize("reply", [
