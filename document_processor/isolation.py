@@ -186,11 +186,11 @@ def child_main(sender, source: bytes | str, name: str, limits: Limits) -> None:
     """
     from document_processor.parsing import parse_in_process  # preloaded by the server: costs nothing here
 
-    os.setpgid(0, 0)
     # pypdf logs every font quirk as a warning; in a worker nobody reads them, and real failures still raise.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", module="openpyxl")  # "extension not supported" notes about unread features
     try:
+        os.setpgid(0, 0)
         sender.send(("started",))
         cap = int(limits.max_memory_mb * MB)
         resource.setrlimit(resource.RLIMIT_AS, (cap, resource.getrlimit(resource.RLIMIT_AS)[1]))
