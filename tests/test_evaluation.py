@@ -692,3 +692,55 @@ def test_heldout_gold_holds_every_key_fact(shared_data, tmp_path):
         text = "\n".join(c.text for g in q.gold for c in chunks[g.file] if chunk_matches(c, q.gold))
         assert text, q.id
         assert not missing_groups(text, q.answer), (q.id, missing_groups(text, q.answer))
+
+
+# --- the sealed question set (final report only: tests check its form and gold, never print its questions) ---------
+
+def _sealed_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sealed", REPO / "eval" / "sealed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sealed_dataset_is_valid_mixed_and_disjoint():
+    questions = load_dataset(REPO / "eval" / "sealed.jsonl")
+    assert 30 <= len(questions) <= 36 and len({q.id for q in questions}) == len(questions)
+    kinds = {q.kind for q in questions}
+    assert {"unanswerable", "table", "number", "fact", "list", "comparison", "slide", "sheet"} <= kinds
+    assert 5 <= sum(q.unanswerable for q in questions) <= 6
+    documents = _sealed_module().DOCUMENTS
+    for q in questions:
+        if not q.unanswerable:
+            assert q.answer and q.gold and all(g.file in documents for g in q.gold), q.id
+    assert {g.file for q in questions for g in q.gold} == set(documents)  # every linked file is asked about
+    others = {g.file for name in ("papers", "heldout", "sample")
+              for q in load_dataset(REPO / "eval" / f"{name}.jsonl") for g in q.gold}
+    assert not others & set(documents)  # sealed: no document of another question set
+
+
+def test_sealed_runner_without_shared_skips_cleanly(tmp_path, capsys):
+    assert _sealed_module().main(["--shared", str(tmp_path / "absent")]) == 0
+    assert "nothing to measure" in capsys.readouterr().err
+
+
+@pytest.mark.shared
+def test_sealed_gold_holds_every_key_fact(shared_data, tmp_path):
+    """Each answer group has an alternative in the parsed text of the gold file at its gold pages/slides/sheets."""
+    from document_processor import parse_file
+
+    sealed = _sealed_module()
+    docs = sealed.link_documents(shared_data, tmp_path / "docs")
+    assert sorted(p.name for p in docs.iterdir()) == sorted(sealed.DOCUMENTS)
+    chunks = {}
+    for q in load_dataset(REPO / "eval" / "sealed.jsonl"):
+        if q.unanswerable:
+            continue
+        for gold in q.gold:
+            if gold.file not in chunks:
+                chunks[gold.file] = parse_file(docs / gold.file).chunks
+        text = "\n".join(c.text for g in q.gold for c in chunks[g.file] if chunk_matches(c, q.gold))
+        assert text, q.id
+        assert not missing_groups(text, q.answer), q.id  # the id only: the gold stays out of the logs
