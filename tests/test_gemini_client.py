@@ -135,7 +135,7 @@ def test_gemini_2_models_get_a_thinking_budget_and_a_low_temperature(stub, corpu
 
 
 @pytest.mark.parametrize("chunks", [1, 7, 40])
-def test_a_refusal_in_another_language_claims_nothing_and_scores_zero(corpus, chunks):
+def test_a_refusal_in_another_language_claims_nothing(corpus, chunks):
     """Gemini marks a refusal (NOT_FOUND_MARK) in any language; the mark is never shown, even split across
     streamed pieces, and the passages it then describes are not taken for an answer."""
     spanish = ("[[NOT FOUND]] No pude encontrar esto en los documentos. Los pasajes tratan de los ingresos de "
@@ -153,7 +153,7 @@ def test_a_refusal_in_another_language_claims_nothing_and_scores_zero(corpus, ch
     assert result.mode == "gemini"
     assert result.answer.startswith("No pude encontrar esto en los documentos.")
     assert not any("[[" in t or "]]" in t for t in tokens) and "[[NOT FOUND]]" not in result.answer
-    assert result.claims == () and result.confidence == 0.0
+    assert result.claims == ()  # what confidence a refusal gets is the engine's (test_agentic_rag)
     assert result.usage.llm_calls == 2  # plan and answer: a refusal has nothing to verify
 
 
