@@ -88,9 +88,17 @@ class KeywordIndex:
         return messages
 
     def publish(self, index: BM25Index) -> None:
-        """Save `index` as the live copy and use it; the caller holds the writers' lock."""
+        """Save `index` as the live copy and use it; the caller holds the writers' lock.
+
+        Raises:
+            BM25IndexError: the copy could not be written (say, the disk is full); the live copy is unchanged.
+        """
         with self._refresh_lock:  # a reader's catch-up finishing later must not put an older index back
-            self._save(index, cleanup=True)
+            try:
+                self._save(index, cleanup=True)
+            except OSError as e:  # numpy's "1280 requested and 992 written" alone would not say what failed
+                raise BM25IndexError(f"could not save the keyword index in {self.directory} ({e}); "
+                                     f"is the disk full?") from e
             self._index = index
 
     def use(self, index: BM25Index) -> None:

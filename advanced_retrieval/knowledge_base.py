@@ -312,9 +312,11 @@ class KnowledgeBase:
         return self.store.documents()
 
     def find(self, name_or_id: str) -> DocumentRecord | None:
-        """The document with this exact file name (the newest if several), doc_id, or unique doc_id prefix."""
+        """The document with this file name (in any Unicode normal form; the newest if several), doc_id, or unique
+        doc_id prefix."""
         docs = self.documents()
-        named = [d for d in docs if d.file_name == name_or_id]
+        wanted = unicodedata.normalize("NFC", name_or_id)
+        named = [d for d in docs if unicodedata.normalize("NFC", d.file_name) == wanted]
         if named:
             return max(named, key=lambda d: d.added_at)
         exact = [d for d in docs if d.doc_id == name_or_id]

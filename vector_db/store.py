@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
 _NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,54}[a-zA-Z0-9]")
 _COSINE = {"hnsw": {"space": "cosine"}}
+# SQLite's words for a write the disk refused. Measured (Chroma 1.5.9, disk filled by RLIMIT_FSIZE): after one,
+# the next write of the same process waits forever inside Chroma; a new process recovers the database.
+_DISK_FAILURES = ("disk I/O error", "database or disk is full")
 
 
 def _guarded(method):
@@ -38,12 +41,17 @@ def _guarded(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        with reaching(self.where):
-            try:
-                return method(self, *args, **kwargs)
-            except NotFoundError:
-                self._forget()
-                return method(self, *args, **kwargs)
+        try:
+            with reaching(self.where):
+                try:
+                    return method(self, *args, **kwargs)
+                except NotFoundError:
+                    self._forget()
+                    return method(self, *args, **kwargs)
+        except StoreError as error:
+            if any(sign in str(error) for sign in _DISK_FAILURES):
+                self._disk_failure = self._disk_failure or str(error)
+            raise
 
     return wrapper
 
@@ -77,6 +85,7 @@ class VectorStore:
         self._max_batch: int | None = None
         self._collections = None
         self._records_cache: tuple[int, list[DocumentRecord]] | None = None
+        self._disk_failure = ""
         self.where = describe(client)
         path = embedded_path(client)
         self._claim = owner.claim(path) if path is not None else None
@@ -120,6 +129,9 @@ class VectorStore:
     def _writable(self) -> None:
         if self.read_only_reason:
             raise StoreError(self.read_only_reason)
+        if self._disk_failure:
+            raise StoreError(f"the library's database could not write to the disk earlier ({self._disk_failure}); "
+                             f"free some disk space and start the program again (this one cannot write any more)")
 
     def _step(self) -> int:
         if self._max_batch is None:
