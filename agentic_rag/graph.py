@@ -128,4 +128,5 @@ def _result(state: dict, seconds: float) -> AnswerResult:
         question=state.get("question", ""), analysis=analysis, sub_questions=tuple(state.get("sub_questions", ())),
         sub_hits=tuple(state.get("sub_hits", ())), coverage=tuple(state.get("coverage", ())),
         confidence_basis=state.get("confidence_basis", "nothing found"),
+        confidence_features=dict(state.get("confidence_features") or {}),
     )

@@ -12,7 +12,9 @@ brain that wrote it). A revision that checks out worse than the answer before it
 from __future__ import annotations
 
 from agentic_rag.citations import DisplayStream, cited_ids
+from agentic_rag.confidence import Evidence, estimate
 from agentic_rag.context import build_context, merge_blocks, render_coverage
+from agentic_rag.extract import EMBED_CHARS
 from agentic_rag.offline import Draft
 from agentic_rag.prompts import ANSWER_SYSTEM
 from agentic_rag.rules import MAX_SUB_QUESTIONS
@@ -22,16 +24,21 @@ from agentic_rag.text import estimate_tokens
 from agentic_rag.types import NOT_FOUND, Verdict
 from agentic_rag.verify import (
     check_claim,
+    claim_fit,
     confidence,
     flag_answer,
     is_refusal,
     lexical_verdict,
+    quote_body,
     retrieval_confidence,
     split_claims,
 )
 
 PROMPT_OVERHEAD_TOKENS = 300  # instructions and headers around the passages, on top of what is measured
 CALLS_PER_ROUND = 2  # a revision is an answer and its check
+ANSWER_BASIS = "estimated chance the answer is right, from its checked claims"
+REFUSAL_BASIS = "estimated chance the documents really lack the answer"
+MAX_EMBEDDED_CLAIMS = 6  # claims whose cosine to the question is measured for the confidence
 TRUNCATED_NOTE = "\n\n*(The answer was cut short at the model's output limit.)*"
 
 
@@ -138,14 +145,16 @@ def _check(state: AgentState, run: Run, draft: Draft, blocks) -> StepOut:
     missing = tuple(dict.fromkeys([*missing, *draft.unanswered]))
     if not drafts and not draft.unanswered and not (draft.refused or is_refusal(draft.text)):
         missing = missing or (question,)
-    score = confidence(checked, len(missing))
+    evidence = _evidence(state, run, draft, drafts, checked, missing, blocks)
+    score = estimate(evidence)
     answer = flag_answer(draft.text, drafts, checked) + _missing_note(missing, drafts)
     best = state.get("best")
     if best is not None and score < best["confidence"]:
         return _restore(state, f"the revision checked out worse ({score:.0%} against {best['confidence']:.0%})")
-    current = {"answer": answer, "claims": checked, "confidence": score, "draft": draft,
-               "confidence_basis": "verified claims" if checked else "nothing found",
-               "answer_mode": state.get("answer_mode"), "missing": missing}
+    basis = REFUSAL_BASIS if evidence.refused else ANSWER_BASIS
+    current = {"answer": answer, "claims": checked, "confidence": score, "draft": draft, "confidence_basis": basis,
+               "confidence_features": evidence.to_dict(), "answer_mode": state.get("answer_mode"),
+               "missing": missing}
     nxt, feedback, corrections = _next_round(state, run, t, missing, drafts, checked)
     loops = state.get("loops", 0)
     updates = {**{k: v for k, v in current.items() if k != "missing"}, "best": current, "next": nxt,
@@ -157,10 +166,30 @@ def _check(state: AgentState, run: Run, draft: Draft, blocks) -> StepOut:
                + (f"; missing: {'; '.join(missing)}" if missing else "")
                + {"retrieve": "; searching again", "synthesize": "; asking for a correction"}.get(nxt, ""))
     details = {"claims": [{**c.to_dict(), "evidence": c.evidence, "reason": c.reason} for c in checked],
-               "missing": list(missing), "feedback": list(feedback), "corrections": list(corrections)}
+               "missing": list(missing), "feedback": list(feedback), "corrections": list(corrections),
+               "confidence_features": evidence.to_dict()}
     if t is None:
         return StepOut(updates, summary, details)
     return StepOut(updates, summary, details, t.calls, t.input_tokens, t.output_tokens, t.warnings, t.mode)
+
+
+def _evidence(state: AgentState, run: Run, draft: Draft, drafts, checked, missing, blocks) -> Evidence:
+    """The measured evidence the confidence is estimated from (see agentic_rag.confidence)."""
+    question = state["analysis"].standalone
+    by_n = {b.n: b for b in blocks}
+    retrieval = max((b.hit.vector_score or 0.0 for b in blocks), default=0.0)
+    if not checked:
+        return Evidence(refused=True, retrieval=retrieval)
+    fits = [claim_fit(question, d, by_n) for d in drafts]
+    cosine = 0.0
+    embedder = run.offline._embedder() if getattr(run.offline, "embedder", None) is not None else None
+    if embedder is not None:
+        texts = [quote_body(d.text)[:EMBED_CHARS] for d in drafts[:MAX_EMBEDDED_CLAIMS]]
+        cosine = float(max(embedder.embed(texts) @ embedder.embed_query(question)))
+    subs = max(1, len(state.get("sub_questions", ())))
+    return Evidence(support=confidence(checked, len(missing)), fit=sum(fits) / len(fits), cosine=max(0.0, cosine),
+                    answered=1.0 - min(1.0, len(draft.unanswered or missing) / subs), retrieval=retrieval,
+                    comparison=float(state["analysis"].question_type == "comparison"))
 
 
 def _restore(state: AgentState, why: str) -> StepOut:

@@ -34,6 +34,7 @@ class AgentState(TypedDict, total=False):
     answer: str  # the answer returned, unsupported claims flagged
     confidence: float  # computed from the verdicts (or from retrieval scores when not verified)
     confidence_basis: str  # where the confidence came from
+    confidence_features: dict  # the evidence it was estimated from (agentic_rag.confidence.Evidence)
     feedback: tuple[str, ...]  # what verification found missing: the next retrieval's queries
     corrections: tuple[str, ...]  # notes for a rewrite: claims to correct or remove, parts not covered
     next: str  # what verification asked for: "retrieve", "synthesize" (a correction) or "" (done)

@@ -204,6 +204,7 @@ class AnswerResult:
     sub_hits: tuple[tuple[str, tuple[Hit, ...]], ...] = ()
     coverage: tuple[Coverage, ...] = ()
     confidence_basis: str = "nothing found"
+    confidence_features: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The JSON the CLI, the app and the eval read."""
@@ -214,6 +215,7 @@ class AnswerResult:
             "claims": [c.to_dict() for c in self.claims],
             "confidence": self.confidence,
             "confidence_basis": self.confidence_basis,
+            "confidence_features": dict(self.confidence_features),
             "trace": [dict(t) for t in self.trace],
             "usage": self.usage.to_dict(),
             "seconds": self.seconds,

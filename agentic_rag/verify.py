@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from agentic_rag.citations import CITE, cited_ids, strip_ids
-from agentic_rag.extract import EMBED_CHARS, Ask
+from agentic_rag.extract import EMBED_CHARS, Ask, Gate
 from agentic_rag.figures import arithmetic_errors, unexplained
 from agentic_rag.matching import forms_of, near
 from agentic_rag.text import overlap, sentences, terms, unwrap
@@ -25,6 +25,7 @@ MIN_COSINE = 0.15  # cosine (quote, question) below which a quote is only partia
 STRONG = 0.75  # ... unless it holds this share of the question's concepts
 MIN_CLAIM_TERMS = 2  # shorter lines are framing ("Here is what I found:"), not claims
 FOUND_PREFIX = "Closest passages"
+PARAPHRASE = Gate()  # the cosine and word share at which the extractor quotes a paraphrase
 _NEGATIVE = re.compile(r"\b(?:not|no|never|none|neither|nor|without)\b|n't\b", re.IGNORECASE)
 _QUOTE_LINE = re.compile(r'(?:[^"“]{0,80}:\s*)?(?:"[^"\n]+"|“[^”\n]+”)(?:\s*(?:' + CITE.pattern + r'))+\s*[.]?',
                          re.IGNORECASE)
@@ -159,6 +160,9 @@ def offline_verdict(index: int, claim: ClaimDraft, blocks: Mapping[int, ContextB
         return grounded
     share, focused, cosine, number, target = max(_fit(t, claim.text, cited, embedder) for t in targets)
     about = f"{share:.0%} of what '{target.rstrip('?')}' asks"
+    # Worded differently from the question but close in meaning: the extractor's paraphrase gate (extract.Gate).
+    paraphrase = cosine >= PARAPHRASE.unfocused_cosine and share >= PARAPHRASE.paraphrase_own
+    focused = focused or paraphrase
     if share < TOUCHES or not focused:
         why = f"it holds {about}" if focused else "it does not say what is asked for"
         return replace(grounded, verdict="unsupported",
@@ -167,7 +171,7 @@ def offline_verdict(index: int, claim: ClaimDraft, blocks: Mapping[int, ContextB
         why = f"it is hardly related to '{target.rstrip('?')}' (cosine {cosine:.2f})"
     elif not number:
         why = "it states no number next to what the question counts"
-    elif share < ADDRESSES:
+    elif share < ADDRESSES and not paraphrase:
         why = f"it holds only {about}"
     else:
         return replace(grounded, reason=f"{grounded.reason}; it holds {about}")
@@ -179,7 +183,7 @@ def _fit(question: str, text: str, cited: Sequence[ContextBlock], embedder) -> t
     names and numbers also anywhere in the cited passages; whether the quote holds one of the words saying what
     is asked for; cosine to the question or 0.0; whether a number asked for is stated; the question)."""
     ask = Ask.of(question)
-    body = _quote_body(text)
+    body = quote_body(text)
     close = forms_of(body + " " + " ".join(" ".join(b.chunk.heading_path) for b in cited))
     around = forms_of(" ".join(f"{b.chunk.file_name} {b.chunk.index_text}" for b in cited))
     total = sum(c.weight for c in ask.concepts)
@@ -193,7 +197,13 @@ def _fit(question: str, text: str, cited: Sequence[ContextBlock], embedder) -> t
     return (held / total if total else 0.0), focused, cosine, number, question
 
 
-def _quote_body(text: str) -> str:
+def claim_fit(question: str, draft: ClaimDraft, blocks: Mapping[int, ContextBlock]) -> float:
+    """Weighted share of what `question` asks that a claim and its cited passages hold (0 without a citation)."""
+    cited = [blocks[n] for n in draft.citations if n in blocks]
+    return _fit(question, draft.text, cited, None)[0] if cited and question else 0.0
+
+
+def quote_body(text: str) -> str:
     """What a claim quotes (the whole claim when it quotes nothing)."""
     m = re.search(r"[\"“](.+?)[\"”]", text)
     return m.group(1) if m else text

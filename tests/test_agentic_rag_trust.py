@@ -7,7 +7,7 @@ its prompts; tests/test_gemini_client.py replays the same kinds of output throug
 from __future__ import annotations
 
 import pytest
-from test_agentic_rag import FakeRetriever, gemini_agent, make_chunk, plan_json, verify_json
+from test_agentic_rag import FakeRetriever, _is_refusal_estimate, gemini_agent, make_chunk, plan_json, verify_json
 
 from advanced_retrieval import Hit
 from agentic_rag.citations import DisplayStream, cited_ids, display, strip_ids
@@ -167,7 +167,7 @@ def test_an_unmarked_refusal_scores_as_a_refusal_end_to_end(filing):
                             "Adjusted EBITDA [P1]."]
     agent, chat = gemini_agent(filing, script)
     result = agent.ask(q)
-    assert result.claims == () and result.confidence < 0.5 and len(chat.prompts) == 2
+    assert result.claims == () and _is_refusal_estimate(result) and len(chat.prompts) == 2
 
 
 # ---------------------------------------------------------------- the verify loop
