@@ -106,6 +106,9 @@ class Call:
                 raise self._error(stop.reason) from None
             except remote_errors() as exc:
                 reason = describe(exc, min(self.timeout, left), self.model)
+                # Reachable, but the reply was not the JSON asked for: a plan can then fall back to the rules.
+                self.malformed = isinstance(exc, ValueError) and not isinstance(exc, EmptyReply) and \
+                    status_of(exc) is None
                 if self.written:
                     self.written += "".join(streamed)
                     return self._truncated()  # the continuation failed: keep what was written
@@ -175,7 +178,7 @@ class Call:
     def _error(self, reason: str) -> BrainError:
         text = reason if reason.startswith("Gemini") else f"Gemini {reason}"
         return BrainError(scrub(text, self.secrets), calls=self.calls, input_tokens=self.input_tokens,
-                          output_tokens=self.output_tokens)
+                          output_tokens=self.output_tokens, malformed=getattr(self, "malformed", False))
 
 
 class _Stop(Exception):
