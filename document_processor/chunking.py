@@ -91,7 +91,8 @@ class TokenCounter:
 
     def _add_counts(self, batch: list[str], owners: list[int], totals: list[int]) -> None:
         if batch:
-            for owner, encoding in zip(owners, self._tokenizer.encode_batch(batch, add_special_tokens=False), strict=True):
+            encodings = self._tokenizer.encode_batch(batch, add_special_tokens=False)
+            for owner, encoding in zip(owners, encodings, strict=True):
                 totals[owner] += len(encoding.ids)
 
 
