@@ -21,7 +21,12 @@ _EXHAUSTIVE = re.compile(
     r"\b(?:which|what|all|every|each|list)\b.*\b(?:documents?|files?|reports?|papers?)\b.*?\b(?:mentions?|discuss(?:es)?"
     r"|contains?|covers?|includes?|refers? to|talks? about)\s+(?P<x>.+?)\s*\??$", re.IGNORECASE)
 _COMPARISON = re.compile(r"\b(?:compare[sd]?|comparison|versus|vs\.?|differences?|differ|compared (?:to|with)"
-                         r"|better|worse|higher|lower|more than|less than)\b", re.IGNORECASE)
+                         r"|better|worse|higher|lower|more than|less than|from .+? to)\b", re.IGNORECASE)
+# "How did net income change from fiscal 2022 to fiscal 2023?": the same thing at two times (or places).
+_CHANGE = re.compile(r"^(?:how\s+(?:much\s+)?(?:did|does|has|have|do|was|were|is|are)\s+)?(?:the\s+)?(?P<aspect>.+?)\s+"
+                     r"(?:change[sd]?|grow|grew|rise|rose|fall|fell|increase[sd]?|decrease[sd]?|decline[sd]?|develop"
+                     r"(?:ed)?|evolve[sd]?|move[sd]?|moved|go|went|shift(?:ed)?)\s+(?:from|between)\s+(?P<a>.+?)\s+"
+                     r"(?:to|and)\s+(?P<b>[^?]+?)\s*\??$", re.IGNORECASE)
 _NUMERIC = re.compile(r"\b(?:how (?:many|much|long|old|often)|number of|percentage|percent|ratio|rate|total|"
                       r"average|amount|cost|price|revenue|sum)\b|%", re.IGNORECASE)
 _LIST = re.compile(r"^(?:list|name|enumerate)\b|\b(?:what|which) (?:are|were) the\b|\ball (?:the )?\w+s\b",
@@ -40,8 +45,9 @@ _COMPARE_PATTERNS = (
                r"(?P<b>.+?)\s*(?:\?|$)", re.IGNORECASE),
     re.compile(r"(?P<a>[^?,:;]+?) (?:vs\.?|versus|compared (?:to|with)) (?P<b>[^?,:;]+?)\s*(?:[?:;,]|$)", re.IGNORECASE),
 )
-_SPLIT_CONJUNCTION = re.compile(r"\s*(?:;|,?\s+and\s+(?=(?:what|who|when|where|which|why|how|is|are|does|did|do|"
-                                r"was|were|can)\b))\s*", re.IGNORECASE)
+_SPLIT_CONJUNCTION = re.compile(r"\s*(?:;|,?\s+and\s+(?=(?:(?:on|in|at|by|for|from|to|with|during|under|after|"
+                                r"before)\s+)?(?:what|who|when|where|which|why|how|is|are|does|did|do|was|were|can)\b))"
+                                r"\s*", re.IGNORECASE)
 
 
 _INSTRUCTION = re.compile(r"^(?:please\s+)?(?:give|round|answer|base|provide|use|using|respond|address|assume|"
@@ -89,7 +95,8 @@ def classify(question: str) -> str:
         return "exhaustive"
     if _SUMMARY.search(question):
         return "summary"
-    if _COMPARISON.search(question) and any(p.search(question) for p in _COMPARE_PATTERNS):
+    if _CHANGE.search(question) or (_COMPARISON.search(question)
+                                     and any(p.search(question) for p in _COMPARE_PATTERNS)):
         return "comparison"
     if _LIST.search(question):
         return "list"
@@ -200,8 +207,26 @@ def _questions_in(question: str) -> list[str]:
     parts = asked or parts
     out = []
     for part in parts:
-        out.extend(_share_clauses([p.strip(" ,") for p in _SPLIT_CONJUNCTION.split(part) if p.strip(" ,")]))
+        pieces = _share_clauses([p.strip(" ,") for p in _SPLIT_CONJUNCTION.split(part) if p.strip(" ,")])
+        out.extend(_name_referents(pieces))
     return [p if p.endswith("?") or len(out) == 1 else p + "?" for p in out]
+
+
+_REFERENT = re.compile(r"\b(?:it|its|they|them|their|this|these|those)\b", re.IGNORECASE)
+
+
+def _name_referents(pieces: list[str]) -> list[str]:
+    """A piece that refers back ("... and on what date will it be paid?") names what it refers to, so its own
+    search finds the same thing: "on what date will it be paid? (Amcor quarterly dividend)"."""
+    out = list(pieces)
+    for i in range(1, len(out)):
+        if _REFERENT.search(out[i]):
+            # Not its numbers and years: "... in 2006, and what is it in 2007?" asks about 2007 only.
+            named = [c for c in key_concepts(out[i - 1])
+                     if c.lower() not in out[i].lower() and not re.search(r"\d", c)][:4]
+            if named:
+                out[i] = f"{out[i].rstrip(' ?')}? ({' '.join(named)})"
+    return out
 
 
 def _share_clauses(pieces: list[str]) -> list[str]:
@@ -230,6 +255,10 @@ def _each_side(question: str) -> list[str]:
 
 
 def _comparison_sides(question: str) -> list[str]:
+    change = _CHANGE.search(question)
+    if change:
+        aspect = change.group("aspect").strip()
+        return [f"{aspect} in {side.strip(' ?,')}" for side in (change.group("a"), change.group("b"))]
     for pattern in _COMPARE_PATTERNS:
         m = pattern.search(question)
         if not m:
@@ -246,8 +275,27 @@ def _comparison_sides(question: str) -> list[str]:
 
 
 def _share_aspect(side: str, other: str) -> str:
-    """'Globex's' compared with 'Acme's revenue growth' -> "Globex's revenue growth" (a bare name borrows)."""
+    """A bare side borrows what the other side asks about:
+    'Globex's' with 'Acme's revenue growth' -> "Globex's revenue growth";
+    '2021' with "3M's net sales in 2022" -> "3M's net sales in 2021" (a period takes the other's period's place);
+    "Australia's" with 'the US graduation rate in 2005' -> 'the Australia graduation rate in 2005'."""
+    period = _PERIOD.fullmatch(side.strip())
+    if period:
+        found = list(_PERIOD.finditer(other))
+        if found:
+            return other[:found[-1].start()] + side.strip() + other[found[-1].end():]
+        return f"{other} in {side.strip()}" if other else side
     if not re.fullmatch(r"[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)*", side):
         return side
     m = re.fullmatch(r"[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)*\s+(?P<aspect>[a-z][^?]*)", other)
-    return f"{side} {m.group('aspect')}" if m else side
+    if m:
+        return f"{side} {m.group('aspect')}"
+    name = re.search(r"(?<!^)\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*", other)
+    if name and not _PERIOD.fullmatch(name.group(0)):
+        bare = re.sub(r"['’]s$", "", side)
+        return other[:name.start()] + bare + other[name.end():]
+    return side
+
+
+_PERIOD = re.compile(r"(?:(?:fiscal|fy|calendar|the)\s*(?:year\s+)?)?(?:q[1-4]\s*|h[12]\s*)?(?:19|20)\d\d\b",
+                     re.IGNORECASE)
