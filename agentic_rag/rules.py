@@ -217,7 +217,7 @@ _REFERENT = re.compile(r"\b(?:it|its|they|them|their|this|these|those)\b", re.IG
 
 def _name_referents(pieces: list[str]) -> list[str]:
     """A piece that refers back ("... and on what date will it be paid?") names what it refers to, so its own
-    search finds the same thing: "on what date will it be paid? (Amcor quarterly dividend)"."""
+    search finds the same thing: "on what date will it be paid (Amcor quarterly dividend)?"."""
     out = list(pieces)
     for i in range(1, len(out)):
         if _REFERENT.search(out[i]):
@@ -225,7 +225,7 @@ def _name_referents(pieces: list[str]) -> list[str]:
             named = [c for c in key_concepts(out[i - 1])
                      if c.lower() not in out[i].lower() and not re.search(r"\d", c)][:4]
             if named:
-                out[i] = f"{out[i].rstrip(' ?')}? ({' '.join(named)})"
+                out[i] = f"{out[i].rstrip(' ?')} ({' '.join(named)})?"
     return out
 
 
