@@ -1,9 +1,17 @@
-"""The saved form of a BM25Index: bm25s's own files, the postings, the chunk ids and a manifest written last."""
+"""The saved form of a BM25Index: bm25s's own files, the postings, the chunk ids and a manifest written last.
+
+The manifest holds the sha256 of every file beside it, checked on load: a byte flipped in a .npy array would
+otherwise load without any error and score wrongly, and a damaged .npz raises zipfile's and zlib's own errors
+(issue 16, item 7). Any damage is a BM25IndexError, and the index is rebuilt from the store.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import zipfile
+import zlib
 from pathlib import Path
 
 import bm25s
@@ -35,7 +43,28 @@ def save_index(index, corpus: _Corpus, model: bm25s.BM25 | None, directory: Path
     names = {"chunk_ids": list(corpus.chunk_ids), "doc_names": list(corpus.doc_names),
              "type_names": list(corpus.type_names)}
     (directory / _CHUNKS).write_text(json.dumps(names), encoding="utf-8")
-    _write_atomic(directory / MANIFEST, json.dumps(index.manifest()))
+    files = {p.name: _sha256(p) for p in sorted(directory.iterdir()) if p.is_file() and p.name != MANIFEST}
+    _write_atomic(directory / MANIFEST, json.dumps(index.manifest() | {"files": files}))
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _check_files(directory: Path, manifest: dict) -> None:
+    """Raise BM25IndexError when a file the manifest lists is missing or differs (copies saved before checksums
+    were written list none)."""
+    for name, digest in (manifest.get("files") or {}).items():
+        try:
+            same = _sha256(directory / name) == digest
+        except OSError as e:
+            raise BM25IndexError(f"BM25 index in {directory} lacks {name}: {e}") from e
+        if not same:
+            raise BM25IndexError(f"BM25 index in {directory} is damaged ({name} differs from what was saved)")
 
 
 def read_manifest(directory: Path) -> dict:
@@ -61,13 +90,14 @@ def load_index(directory: Path) -> tuple[_Corpus, bm25s.BM25 | None, BM25Params,
         BM25IndexError: missing or unreadable files, another format/tokenizer version, or inconsistent sizes.
     """
     manifest = read_manifest(directory)
+    _check_files(directory, manifest)
     try:
         params = BM25Params(**manifest["params"])
         names = json.loads((directory / _CHUNKS).read_text(encoding="utf-8"))
         with np.load(directory / _POSTINGS) as npz:
             arrays = {name: npz[name] for name in _ARRAYS}
         model = bm25s.BM25.load(directory, show_progress=False) if manifest["count"] else None
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         raise BM25IndexError(f"unreadable BM25 index in {directory}: {e}") from e
     vocab = model.vocab_dict if model is not None else {}
     corpus = _Corpus(chunk_ids=tuple(names["chunk_ids"]), doc_names=tuple(names["doc_names"]),

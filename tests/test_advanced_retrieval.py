@@ -242,8 +242,25 @@ def test_unusable_saved_index_raises_a_typed_error(tmp_path):
         BM25Index.load(tmp_path / "v")
     BM25Index.build(make_chunks(CORPUS)).save(tmp_path / "w")
     (tmp_path / "w" / "postings.npz").write_bytes(b"garbage")
-    with pytest.raises(BM25IndexError, match="unreadable"):
+    with pytest.raises(BM25IndexError, match="postings.npz differs"):
         BM25Index.load(tmp_path / "w")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+@pytest.mark.parametrize("name", ["postings.npz", "data.csc.index.npy", "chunks.json"])
+def test_a_damaged_saved_file_is_a_typed_error_never_a_zip_error_or_wrong_scores(tmp_path, name, damage):
+    """Issue 16, item 7: a truncated .npz raised BadZipFile, a flipped byte "Bad CRC-32" or nothing at all (a .npy
+    has no checksum, so its scores were silently wrong). The manifest's sha256 of every file catches each."""
+    BM25Index.build(make_chunks(CORPUS)).save(tmp_path / "v")
+    path = tmp_path / "v" / name
+    raw = bytearray(path.read_bytes())
+    if damage == "truncate":
+        raw = raw[: len(raw) // 2]
+    else:
+        raw[len(raw) - 3] ^= 0x01
+    path.write_bytes(bytes(raw))
+    with pytest.raises(BM25IndexError, match=f"damaged .{name} differs"):
+        BM25Index.load(tmp_path / "v")
 
 
 def test_bad_parameters_are_refused():

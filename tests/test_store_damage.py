@@ -78,3 +78,26 @@ def test_an_unreadable_chroma_file_is_a_one_line_error_and_rebuild_sets_it_aside
     assert rebuilt["exit"] == 0 and not rebuilt["traceback"], rebuilt
     assert_whole(data)
     assert [p.name.startswith("chroma.damaged-") for p in data.iterdir() if p.name.startswith("chroma.")] == [True]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["bm25 postings truncated", "bm25 postings byte flipped"])
+def test_a_damaged_bm25_postings_file_is_rebuilt_from_the_store(base, tmp_path, case):
+    data = damaged(base, tmp_path, case)
+    for argv in (("docs",), ("search", "topic1 w5", "--strategy", "bm25")):
+        run = damage.cli_outcome(data, *argv)
+        assert run["exit"] == 0 and not run["traceback"], run
+        assert run["stdout_lines"] >= 4, run
+    audit = assert_whole(data)
+    assert audit["messages"] == []  # the first command rebuilt and saved it; the next open finds it whole
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["hnsw dir deleted", "hnsw level0 truncated"])
+def test_a_damaged_vector_index_is_detected_at_open_and_rebuilt_from_the_stored_chunks(base, tmp_path, case):
+    data = damaged(base, tmp_path, case)
+    run = damage.cli_outcome(data, "search", "topic1 w5", "--strategy", "vector")
+    assert run["exit"] == 0 and not run["traceback"], run
+    assert "the vector index was damaged" in run["stderr"] and "rebuilt it" in run["stderr"], run
+    audit = assert_whole(data)  # every chunk reachable by vector search again
+    assert audit["messages"] == []

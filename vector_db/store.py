@@ -20,9 +20,9 @@ import numpy as np
 from chromadb.errors import NotFoundError
 
 from document_processor import Chunk, ParsedDocument
-from vector_db import lease, library, owner, sweep
+from vector_db import lease, library, owner, sweep, vector_index, writing
 from vector_db.client import StoreError, describe, embedded_path, reaching
-from vector_db.records import READY, DocumentRecord, chunk_from_stored, chunk_to_metadata, record_for
+from vector_db.records import READY, DocumentRecord, chunk_from_stored, record_for
 from vector_db.search import ChunkFilter, nearest
 
 log = logging.getLogger(__name__)
@@ -86,6 +86,7 @@ class VectorStore:
         self._collections = None
         self._records_cache: tuple[int, list[DocumentRecord]] | None = None
         self._disk_failure = ""
+        self._finished = ""  # what finish_interrupted did when the collections were first looked up
         self.where = describe(client)
         path = embedded_path(client)
         self._claim = owner.claim(path) if path is not None else None
@@ -98,6 +99,8 @@ class VectorStore:
     def _cols(self):
         """(chunks, library) collections, created on first use so that constructing a store never touches I/O."""
         if self._collections is None:
+            if not self.read_only_reason:
+                self._finished = vector_index.finish_interrupted(self._client, self._name)
             chunks = self._client.get_or_create_collection(
                 self._name, configuration=_COSINE, embedding_function=None,
                 metadata={"embedder": self._embedder.name, "dim": int(self._embedder.dim)})
@@ -172,9 +175,9 @@ class VectorStore:
         try:
             library.put_record(lib, record, lease.lease_fields())
             sweep.delete_ids(chunks_col, sorted(stored - new_ids), self._step())
-            self._write_chunks(chunks_col, chunks, progress,
-                               renew=lambda: library.put_record(lib, record, lease.lease_fields()))
-            self._verify_written(chunks_col, lib, record)
+            writing.write_chunks(chunks_col, self._embedder, chunks, self._step(), progress,
+                                 renew=lambda: library.put_record(lib, record, lease.lease_fields()))
+            writing.verify_written(chunks_col, lib, record)
             if not ready:
                 return record
             done = dataclasses.replace(record, status=READY)
@@ -199,7 +202,7 @@ class VectorStore:
         if record is None:
             raise StoreError(f"document {doc_id[:12]} was removed by another process before it was complete; "
                              f"add it again")
-        self._verify_written(chunks_col, lib, record)
+        writing.verify_written(chunks_col, lib, record)
         done = dataclasses.replace(record, status=READY)
         library.put_record(lib, done)
         library.bump_generation(lib, to=generation)
@@ -209,30 +212,6 @@ class VectorStore:
     def next_generation(self) -> int:
         """The generation a write finishing now would give the store (for an index saved just before it)."""
         return library.next_generation(self._cols()[1])
-
-    @staticmethod
-    def _verify_written(chunks_col, lib, record: DocumentRecord) -> None:
-        """Raise StoreError unless the record and exactly `record.chunks` chunks of it are stored."""
-        count = len(sweep.chunk_ids_of(chunks_col, record.doc_id))
-        if count != record.chunks or library.get_record(lib, record.doc_id) is None:
-            raise StoreError(f"{record.file_name}: {count} of its {record.chunks} chunks are stored after writing "
-                             f"them all (another process removed them); add it again")
-
-    def _write_chunks(self, chunks_col, chunks: list[Chunk], progress: Progress | None,
-                      renew: Callable[[], None]) -> None:
-        total, step = len(chunks), self._step()
-        report = _progress_reporter(progress, total, renew)
-        for start in range(0, total, step):
-            batch = chunks[start:start + step]
-            vectors = self._embedder.embed([c.index_text for c in batch], progress=lambda d, _t, s=start: report(s + d))
-            vectors = np.asarray(vectors, dtype=np.float32)
-            if vectors.shape != (len(batch), self._embedder.dim):
-                raise StoreError(f"embedder {self._embedder.name} returned shape {vectors.shape} "
-                                 f"for {len(batch)} texts; expected ({len(batch)}, {self._embedder.dim})")
-            chunks_col.upsert(ids=[c.id for c in batch], embeddings=vectors, documents=[c.text for c in batch],
-                              metadatas=[chunk_to_metadata(c) for c in batch])
-            renew()
-            report(start + len(batch))
 
     def _undo(self, doc_id: str) -> None:
         """Remove a failed add's traces; if even that fails, recover() sweeps the "indexing" record later."""
@@ -409,31 +388,22 @@ class VectorStore:
 
     @_guarded
     def recover(self) -> list[str]:
-        """Sweep what an interrupted process left: half-indexed documents, chunks without a record, damaged
-        documents, and older duplicates of a file name (the newest stays). Returns one message per repair.
-        A read-only store repairs nothing (the owner does, and an "indexing" record may be its write in progress)."""
+        """Sweep what an interrupted process left: half-indexed documents (unless their writer still runs),
+        chunks without a record, damaged documents, and older duplicates of a file name (the newest stays); then
+        probe the vector index and rebuild it from the stored texts when chunks cannot be found by vector search.
+        Returns one message per repair. A read-only store repairs nothing (the owner does)."""
         if self.read_only_reason:
             return []
         chunks_col, lib = self._cols()
-        messages = sweep.repair(chunks_col, lib, self._step())
+        messages = [self._finished] if self._finished else []
+        self._finished = ""
+        messages += sweep.repair(chunks_col, lib, self._step())
         if messages:
             library.bump_generation(lib)
+        problem = vector_index.probe(chunks_col)
+        if problem:
+            count = vector_index.rebuild(self._client, self._name, self._embedder, _COSINE, self._step())
+            self._forget()
+            messages.append(f"the vector index was damaged ({problem}): rebuilt it by embedding the {count} "
+                            f"stored chunks again")
         return messages
-
-
-def _progress_reporter(progress: Progress | None, total: int,
-                       renew: Callable[[], None]) -> Callable[[int], None]:
-    """progress("embedding", done, total), called only when `done` moved, so a bar never sees repeats; renews the
-    writer's lease when RENEW_SECONDS passed (embedding one batch can take minutes)."""
-    last = [-1, time.monotonic()]
-
-    def report(done: int) -> None:
-        done = min(done, total)
-        if time.monotonic() - last[1] >= lease.RENEW_SECONDS:
-            last[1] = time.monotonic()
-            renew()
-        if progress is not None and done != last[0]:
-            last[0] = done
-            progress("embedding", done, total)
-
-    return report
