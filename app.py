@@ -475,7 +475,7 @@ def _cells(citation, original: Path, terms) -> bool:
     return True
 
 
-ORIGINAL_VIEWERS = {"pdf": _pdf_page, "pptx": _slide, "xlsx": _cells, "csv": _cells}
+ORIGINAL_VIEWERS = {"pdf": _pdf_page, "image": _pdf_page, "pptx": _slide, "xlsx": _cells, "csv": _cells}
 
 
 def show_table(table: sv.Table) -> None:
@@ -486,8 +486,9 @@ def show_table(table: sv.Table) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def rendered_page(path: str, mtime: float, page: int, passage: str) -> sv.PageImage:
-    """A PDF page with the passage highlighted; cached, since every rerun redraws past answers."""
-    return sv.render_pdf_page(Path(path), page, passage)
+    """A PDF or image page (scans highlighted from their OCR word boxes) with the passage highlighted; cached,
+    since every rerun redraws past answers."""
+    return sv.render_page(Path(path), page, passage)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -174,7 +174,9 @@ def plural(n: int, word: str) -> str:
 
 
 # Share of a file's total work each ingest stage covers; embedding dominates on CPU.
-STAGE_SPAN = {"reading": (0.0, 0.15), "chunking": (0.15, 0.25), "embedding": (0.25, 0.92), "indexing": (0.92, 1.0)}
+# OCR shares the reading span: a scan's pages report "ocr" page by page while it is being read.
+STAGE_SPAN = {"reading": (0.0, 0.15), "ocr": (0.0, 0.15), "chunking": (0.15, 0.25), "embedding": (0.25, 0.92),
+              "indexing": (0.92, 1.0)}
 
 
 class ProgressEstimate:
@@ -200,9 +202,9 @@ class ProgressEstimate:
         low, high = STAGE_SPAN.get(stage, (self.fraction, self.fraction))
         part = min(max(done / total, 0.0), 1.0) if total > 0 else 0.0
         self.fraction = max(self.fraction, low + (high - low) * part)
-        label = f"{self.file_name} — {stage}"
-        if stage == "embedding" and total > 0:
-            label += f" {done}/{total}"
+        label = f"{self.file_name} — {'reading' if stage == 'ocr' else stage}"
+        if stage in ("embedding", "ocr") and total > 0:
+            label += f" {done}/{total}" if stage == "embedding" else f" (OCR) page {done}/{total}"
         left = self.seconds_left(stage, done, total, now)
         if left is not None:
             label += f" · about {format_seconds(left)} left"

@@ -234,3 +234,10 @@ def test_live_answer_streams_tokens_steps_and_fallback():
     assert live.apply(("event", "verify", {"status": "other"})) == ("", "")
 
 
+
+
+def test_a_scan_shows_its_ocr_pages_while_it_is_read():
+    est = ui.ProgressEstimate("scan.pdf", clock=FakeClock())
+    fraction, label = est.update("ocr", 3, 12)
+    assert label.startswith("scan.pdf — reading (OCR) page 3/12") and 0.0 < fraction <= 0.15
+    assert est.update("chunking", 0, 1)[0] >= fraction
