@@ -564,3 +564,25 @@ def test_document_chunks_are_every_chunk_of_one_ready_document_in_order(store, c
     assert [c.ordinal for c in chunks] == sorted(c.ordinal for c in chunks) and len(chunks) == 7
     assert {c.file_name for c in chunks} == {"a.pdf"}
     assert store.document_chunks("no-such-doc") == []
+
+
+def test_an_interrupted_vector_index_rebuild_is_finished_or_discarded_at_open(tmp_path, fake_embedder):
+    """vector_index.rebuild writes a full copy, deletes the damaged collection, renames the copy; a crash
+    between the last two steps must not leave the library without its chunks (recovery would drop every
+    document as "0 of N chunks stored")."""
+    client = make_client(tmp_path)
+    doc = words_doc("a.pdf", 5, "alpha")
+    VectorStore(client, fake_embedder).add_document(doc)
+    old = client.get_collection("chunks")
+    got = old.get(include=["embeddings", "documents", "metadatas"])
+    copy = client.create_collection("chunks-rebuild", configuration={"hnsw": {"space": "cosine"}},
+                                    metadata=old.metadata, embedding_function=None)
+    copy.add(ids=got["ids"], embeddings=got["embeddings"], documents=got["documents"], metadatas=got["metadatas"])
+    client.create_collection("chunks-rebuild-x", embedding_function=None)  # unrelated names stay
+    client.delete_collection("chunks")  # killed here
+    store = VectorStore(client, fake_embedder)
+    assert store.recover() == ["finished an interrupted rebuild of the vector index"]
+    assert store.count() == 5 and store.query(fake_embedder.embed_query(doc.chunks[2].index_text), 1)[0][0] == doc.chunks[2]
+    client.create_collection("chunks-rebuild", embedding_function=None)  # killed while still copying
+    assert VectorStore(client, fake_embedder).recover() == ["discarded an unfinished rebuild of the vector index"]
+    assert "chunks-rebuild" not in {c.name for c in client.list_collections()}

@@ -101,6 +101,21 @@ def embedded_path(client) -> Path | None:
     return Path(settings.persist_directory)
 
 
+def reopen(client):
+    """A new embedded client on `client`'s directory that loads Chroma's state from disk afresh.
+
+    Embedded Chroma caches one System per directory per process, with the vector index in memory; a process
+    that only reads while another owns the directory keeps a view that falls behind the owner's writes until its
+    queries fail with "Error finding id" (issue 16, item 6). Dropping the cache entry (not stopping the System:
+    other threads may still be reading through it) makes the next client load the current state.
+    """
+    path = embedded_path(client)
+    if path is None:
+        return client
+    SharedSystemClient._identifier_to_system.pop(str(path), None)
+    return chromadb.PersistentClient(path=str(path), settings=_settings())
+
+
 def describe(client) -> str:
     """Where `client` stores data: a server URL, or 'embedded Chroma at PATH'."""
     settings = client.get_settings()

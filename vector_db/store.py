@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import logging
 import re
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -20,6 +21,7 @@ import numpy as np
 from chromadb.errors import NotFoundError
 
 from document_processor import Chunk, ParsedDocument
+from vector_db import client as client_mod
 from vector_db import lease, library, owner, sweep, vector_index, writing
 from vector_db.client import StoreError, describe, embedded_path, reaching
 from vector_db.records import READY, DocumentRecord, chunk_from_stored, record_for
@@ -43,6 +45,7 @@ def _guarded(method):
     def wrapper(self, *args, **kwargs):
         try:
             with reaching(self.where):
+                self._follow_owner()
                 try:
                     return method(self, *args, **kwargs)
                 except NotFoundError:
@@ -87,6 +90,8 @@ class VectorStore:
         self._records_cache: tuple[int, list[DocumentRecord]] | None = None
         self._disk_failure = ""
         self._finished = ""  # what finish_interrupted did when the collections were first looked up
+        self._followed: int | None = None  # the owner's generation this read-only store's Chroma view is from
+        self._reopen_lock = threading.Lock()
         self.where = describe(client)
         path = embedded_path(client)
         self._claim = owner.claim(path) if path is not None else None
@@ -108,6 +113,20 @@ class VectorStore:
             lib = self._client.get_or_create_collection(f"{self._name}-library", embedding_function=None)
             self._collections = (chunks, lib)
         return self._collections
+
+    def _follow_owner(self) -> None:
+        """In a process that only reads an embedded directory another process owns: load Chroma afresh when the
+        owner's generation moved, so reads see the owner's new state rather than fail on a stale vector index.
+        The generation read costs ~0.5 ms; the reload (the vector index from disk) happens once per write."""
+        if self._claim is None or self._claim.owner:
+            return
+        with self._reopen_lock:
+            lib = self._cols()[1]
+            generation = library.read_generation(lib)
+            if self._followed is not None and generation != self._followed:
+                self._client = client_mod.reopen(self._client)
+                self._forget()
+            self._followed = generation
 
     def _forget(self) -> None:
         """Drop cached collections and records, to look them up again (after a deletion elsewhere)."""
