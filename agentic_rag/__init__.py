@@ -1,13 +1,15 @@
-"""The five-step agent (analyze, decompose, retrieve, synthesize, verify) on Gemini or fully offline.
+"""The five-step agent (analyze, decompose, retrieve, synthesize, verify) on Gemini, a local model or fully offline.
 
-    brain = make_gemini_brain(key) if key else OfflineBrain(embedder)
-    agent = build_agent(brain, knowledge_base.retriever, embedder=embedder)
+    brain = make_gemini_brain(key, model=m)  # or make_local_brain("http://127.0.0.1:11434/v1", "llama3.2"),
+                                             # or OfflineBrain(embedder)
+    agent = build_agent(brain, knowledge_base.retriever, embedder=embedder)  # budgets=LOCAL_BUDGETS for local
     result = agent.ask("Which documents don't mention GDPR?", on_token=print)
     result.to_dict()  # answer, mode, citations, claims, confidence, trace, usage, seconds, warnings
 """
 
 from agentic_rag.gemini import GeminiBrain, make_gemini_brain
-from agentic_rag.graph import Agent, build_agent
+from agentic_rag.graph import DEFAULT_BUDGETS, Agent, build_agent
+from agentic_rag.local import LOCAL_BUDGETS, LocalBrain, list_local_models, make_local_brain
 from agentic_rag.offline import Draft, OfflineBrain
 from agentic_rag.state import AgentState
 from agentic_rag.types import (
@@ -27,7 +29,8 @@ from agentic_rag.types import (
 )
 
 __all__ = [
-    "NOT_FOUND", "OFFLINE_LABEL", "QUESTION_TYPES", "Agent", "AgentState", "Analysis", "AnswerResult",
-    "BrainError", "Budgets", "Citation", "Claim", "ContextBlock", "Coverage", "Draft", "GeminiBrain", "OfflineBrain",
-    "Plan", "Usage", "build_agent", "make_gemini_brain",
+    "DEFAULT_BUDGETS", "LOCAL_BUDGETS", "NOT_FOUND", "OFFLINE_LABEL", "QUESTION_TYPES", "Agent", "AgentState",
+    "Analysis", "AnswerResult", "BrainError", "Budgets", "Citation", "Claim", "ContextBlock", "Coverage", "Draft",
+    "GeminiBrain", "LocalBrain", "OfflineBrain", "Plan", "Usage", "build_agent", "list_local_models",
+    "make_gemini_brain", "make_local_brain",
 ]

@@ -179,7 +179,11 @@ def _evidence(state: AgentState, run: Run, draft: Draft, drafts, checked, missin
     by_n = {b.n: b for b in blocks}
     retrieval = max((b.hit.vector_score or 0.0 for b in blocks), default=0.0)
     if not checked:
-        return Evidence(refused=True, retrieval=retrieval)
+        # A model's refusal is doubtful when the extractor finds a quote that answers the question in the same
+        # passages (an offline refusal means it found none).
+        found = state.get("answer_mode") != "offline" and bool(blocks) and bool(
+            run.offline.quotes(question, state["analysis"].question_type, blocks))
+        return Evidence(refused=True, retrieval=retrieval, found=float(found))
     fits = [claim_fit(question, d, by_n) for d in drafts]
     cosine = 0.0
     embedder = run.offline._embedder() if getattr(run.offline, "embedder", None) is not None else None

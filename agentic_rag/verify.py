@@ -18,6 +18,7 @@ from agentic_rag.text import overlap, sentences, terms, unwrap
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, VERDICT_SCORE, Claim, ContextBlock, Coverage, Verdict
 
 SUPPORTED_OVERLAP = 0.8  # share of a claim's content words its passage must contain to support it
+GROUNDED = 0.5  # below this share a model's "supported" is only partial: the passage hardly says it
 PARTIAL_OVERLAP = 0.5
 ADDRESSES = 0.6  # weighted share of a question's concepts a quote (with its passage's names) must hold to answer it
 TOUCHES = 0.35  # below this share a quote is beside the point, however verbatim
@@ -236,11 +237,17 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
     wrong = arithmetic_errors(draft.text)
     if wrong:
         return replace(claim, verdict="unsupported", reason=f"its arithmetic does not add up: {wrong[0]}")
-    missing = unexplained(draft.text, " ".join(b.chunk.index_text for b in cited),
-                          question + " " + " ".join(f"page {p}" for p in pages))
-    if missing and claim.verdict == "supported":
-        return replace(claim, verdict="partial", reason=f"{missing[0]} is neither in the cited passage nor computed "
-                                                        "from its numbers")
+    sources = " ".join(f"{b.chunk.file_name} {' '.join(b.chunk.heading_path)} {b.chunk.index_text}" for b in cited)
+    missing = unexplained(draft.text, sources, question + " " + " ".join(f"page {p}" for p in pages))
+    if missing and claim.verdict != "unsupported":
+        # A figure its source does not give is the costliest error an answer makes: never "partly" right.
+        return replace(claim, verdict="unsupported", reason=f"{missing[0]} is neither in the cited passage nor "
+                                                            "computed from its numbers")
+    words = {t for t in terms(draft.text) if not t[:1].isdigit()}
+    share = overlap(words, sources)
+    if claim.verdict == "supported" and len(words) >= MIN_CLAIM_TERMS and share < GROUNDED:
+        return replace(claim, verdict="partial", reason=f"only {share:.0%} of its words are in the cited passage "
+                                                        f"({claim.reason or 'the model said supported'})")
     return claim
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentic_rag.confidence import Evidence  # noqa: E402
+from agentic_rag.confidence import REFUSAL_WEIGHTS, Evidence  # noqa: E402
 from evaluation.metrics import auroc  # noqa: E402
 
 ANSWER_FEATURES = ("support", "fit", "cosine", "answered", "comparison")
@@ -72,7 +72,7 @@ def predict(rows, answer_w, refusal_w) -> list[tuple[float, bool]]:
     out = []
     for e, right in rows:
         if e.refused:
-            z = refusal_w[0] + refusal_w[1] * e.retrieval
+            z = refusal_w[0] + refusal_w[1] * e.retrieval + REFUSAL_WEIGHTS[2] * e.found  # found: set, not fitted
         else:
             z = answer_w[0] + sum(w * getattr(e, f) for w, f in zip(answer_w[1:], ANSWER_FEATURES, strict=True))
         out.append((float(1 / (1 + np.exp(-z))), right))
@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     answer_w = fit(xa, ya) if len(ya) else np.zeros(1 + len(ANSWER_FEATURES))
     refusal_w = fit(xr, yr) if len(yr) else np.zeros(2)
     print("ANSWER_WEIGHTS = (" + ", ".join(f"{w:.2f}" for w in answer_w) + ")  # bias, " + ", ".join(ANSWER_FEATURES))
-    print("REFUSAL_WEIGHTS = (" + ", ".join(f"{w:.2f}" for w in refusal_w) + ")  # bias, best retrieval cosine")
+    print("REFUSAL_WEIGHTS = (" + ", ".join(f"{w:.2f}" for w in refusal_w) + f", {REFUSAL_WEIGHTS[2]})"
+          "  # bias, best retrieval cosine, found (set, not fitted)")
     for name, rows in runs.items():
         report(name + (" (fitted on)" if any(p.name == name for p in args.fit) else " (not fitted on)"),
                predict(rows, answer_w, refusal_w))

@@ -264,7 +264,9 @@ def test_citations_pages_and_numbers_are_checked_whatever_the_brain_says(chunks)
     page = split_claims("On page 9 the report gives revenue of $5.2 million [P1].")[0]
     assert check_claim(page, Verdict(0, "supported", 1), blocks).verdict == "unsupported"
     number = split_claims("Revenue in 2023 was $6.1 million [P1].")[0]
-    assert check_claim(number, Verdict(0, "supported", 1), blocks).verdict == "partial"
+    assert check_claim(number, Verdict(0, "supported", 1), blocks).verdict == "unsupported"
+    elsewhere = split_claims("Globex employs 9,000 engineers across Europe [P1].")[0]  # words not in its passage
+    assert check_claim(elsewhere, Verdict(0, "supported", 1), blocks).verdict in ("partial", "unsupported")
     coverage = (Coverage("d1", "acme_report.pdf", False), Coverage("d2", "globex_memo.docx", True))
     right = split_claims("acme_report.pdf does not mention GDPR at all.")[0]
     wrong = split_claims("globex_memo.docx does not mention GDPR at all.")[0]

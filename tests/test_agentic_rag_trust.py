@@ -107,7 +107,7 @@ def test_a_number_nobody_stated_or_wrong_arithmetic_is_caught(filing):
     blocks = {1: ContextBlock(1, _hit(filing.chunks[0]))}
     made_up = check_claim(split_claims("Adjusted EBITDA was 2,311 in 2023 [P1].")[0], Verdict(0, "supported", 1),
                           blocks, question=Q)
-    assert made_up.verdict == "partial" and "2,311" in made_up.reason
+    assert made_up.verdict == "unsupported" and "2,311" in made_up.reason
     wrong = check_claim(split_claims("EBITDA rose 2,117 - 2,018 = 89 million [P1].")[0],
                         Verdict(0, "supported", 1), blocks, question=Q)
     assert wrong.verdict == "unsupported" and "recomputed: 99" in wrong.reason
@@ -135,13 +135,13 @@ def test_a_markdown_table_survives_checking_with_its_flags_beside_it(filing):
                                         "($M): 2,311", "It rose 4.9%."]
     blocks = {1: ContextBlock(1, _hit(filing.chunks[0]))}
     claims = [check_claim(d, Verdict(i, "supported", 1), blocks, question=Q) for i, d in enumerate(drafts)]
-    assert [c.verdict for c in claims] == ["supported", "partial", "supported"]
+    assert [c.verdict for c in claims] == ["supported", "unsupported", "supported"]
     flagged = flag_answer(TABLE_ANSWER, drafts, claims)
     table = [ln for ln in flagged.splitlines() if ln.startswith("|")]
     assert table == [ln for ln in TABLE_ANSWER.splitlines() if ln.startswith("|")]  # rows untouched
     lines = flagged.splitlines()
     note = next(i for i, ln in enumerate(lines) if ln.startswith("- Row “2022 | 2,311”"))
-    assert lines[note - 1] == "" and "only partly supported" in lines[note]
+    assert lines[note - 1] == "" and "not supported" in lines[note]
 
 
 @pytest.mark.parametrize("answer", [
