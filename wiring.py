@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DATA_DIR_ENV = "DOCAGENT_DATA_DIR"
@@ -20,6 +21,24 @@ GEMINI_MODEL_ENV = "DOCAGENT_GEMINI_MODEL"
 DEFAULT_GEMINI_MODEL = "gemini-3.8-flash"
 # Offered when the key's own model list cannot be fetched (offline, no key yet, a listing error).
 FALLBACK_GEMINI_MODELS = (DEFAULT_GEMINI_MODEL, "gemini-3.6-flash", "gemini-3.5-flash-lite")
+PROVIDER_ENV = "DOCAGENT_PROVIDER"
+PROVIDERS = ("gemini", "local", "offline")
+LOCAL_BASE_URL_ENV = "DOCAGENT_LOCAL_BASE_URL"
+LOCAL_MODEL_ENV = "DOCAGENT_LOCAL_MODEL"
+LOCAL_API_KEY_ENV = "DOCAGENT_LOCAL_API_KEY"
+DEFAULT_LOCAL_BASE_URL = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible endpoint
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Which model answers and how to reach it (model_config builds it). Keys are left out of repr."""
+
+    provider: str  # gemini | local | offline
+    gemini_key: str = field(default="", repr=False)
+    gemini_model: str = DEFAULT_GEMINI_MODEL
+    local_base_url: str = DEFAULT_LOCAL_BASE_URL
+    local_model: str = ""
+    local_api_key: str = field(default="", repr=False)
 
 
 def data_dir_from_env(given: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
@@ -92,15 +111,57 @@ def gemini_model_from_env(given: str | None = None, environ: Mapping[str, str] |
     return (given or "").strip() or (environ.get(GEMINI_MODEL_ENV) or "").strip() or DEFAULT_GEMINI_MODEL
 
 
-def make_agent(kb, embedder, *, api_key: str = "", model: str | None = None,
-               environ: Mapping[str, str] | None = None):
-    """The engine over `kb`: Gemini (falling back to offline when it fails) given a key, else offline extractive.
+def model_config(*, api_key: str = "", gemini_model: str | None = None, provider: str | None = None,
+                 environ: Mapping[str, str] | None = None) -> ModelConfig:
+    """Which model answers, from the arguments, else the environment (the one place these variables are read).
 
-    `model` defaults to $DOCAGENT_GEMINI_MODEL, else DEFAULT_GEMINI_MODEL.
+    `provider` (else $DOCAGENT_PROVIDER): gemini | local | offline; unset, Gemini when `api_key` is given, else
+    offline. Local: $DOCAGENT_LOCAL_BASE_URL (default DEFAULT_LOCAL_BASE_URL, Ollama's), $DOCAGENT_LOCAL_MODEL,
+    optional $DOCAGENT_LOCAL_API_KEY. Gemini: `api_key`, `gemini_model` (else $DOCAGENT_GEMINI_MODEL).
+
+    Raises:
+        ValueError: an unknown provider (naming the allowed ones), Gemini without a key, a local model unnamed.
     """
-    from agentic_rag import OfflineBrain, build_agent, make_gemini_brain
+    environ = os.environ if environ is None else environ
+    chosen = (provider or environ.get(PROVIDER_ENV) or "").strip().lower() or ("gemini" if api_key else "offline")
+    if chosen not in PROVIDERS:
+        raise ValueError(f"{PROVIDER_ENV}={chosen!r} is not a provider; allowed: {', '.join(PROVIDERS)}")
+    config = ModelConfig(
+        provider=chosen, gemini_key=api_key, gemini_model=gemini_model_from_env(gemini_model, environ),
+        local_base_url=(environ.get(LOCAL_BASE_URL_ENV) or "").strip() or DEFAULT_LOCAL_BASE_URL,
+        local_model=(environ.get(LOCAL_MODEL_ENV) or "").strip(),
+        local_api_key=(environ.get(LOCAL_API_KEY_ENV) or "").strip())
+    if chosen == "gemini" and not api_key:
+        raise ValueError(f"{PROVIDER_ENV}=gemini needs a Gemini key (GOOGLE_API_KEY)")
+    if chosen == "local" and not config.local_model:
+        raise ValueError(f"{PROVIDER_ENV}=local needs {LOCAL_MODEL_ENV}: a model your server lists "
+                         f"(e.g. llama3.2 after `ollama pull llama3.2`)")
+    return config
 
-    if not api_key:
-        return build_agent(OfflineBrain(embedder), kb.retriever, embedder=embedder)
-    brain = make_gemini_brain(api_key, model=gemini_model_from_env(model, environ))
-    return build_agent(brain, kb.retriever, embedder=embedder)
+
+def make_brain(config: ModelConfig, embedder):
+    """(brain, budgets) for `config`: GeminiBrain, LocalBrain (with budgets sized for slow local generation) or
+    the offline extractive brain."""
+    from agentic_rag import DEFAULT_BUDGETS, LOCAL_BUDGETS, OfflineBrain, make_gemini_brain, make_local_brain
+
+    if config.provider == "local":
+        brain = make_local_brain(config.local_base_url, config.local_model, api_key=config.local_api_key)
+        return brain, LOCAL_BUDGETS
+    if config.provider == "gemini":
+        return make_gemini_brain(config.gemini_key, model=config.gemini_model), DEFAULT_BUDGETS
+    return OfflineBrain(embedder), DEFAULT_BUDGETS
+
+
+def make_agent(kb, embedder, *, api_key: str = "", model: str | None = None, provider: str | None = None,
+               environ: Mapping[str, str] | None = None):
+    """The engine over `kb`, answering with the model `model_config` picks (a failing model falls back offline).
+
+    `api_key` is the Gemini key; `model` the Gemini model (default $DOCAGENT_GEMINI_MODEL, else
+    DEFAULT_GEMINI_MODEL); `provider` overrides $DOCAGENT_PROVIDER ("offline" for a --offline flag).
+    Raises ValueError for a configuration model_config refuses.
+    """
+    from agentic_rag import build_agent
+
+    brain, budgets = make_brain(model_config(api_key=api_key, gemini_model=model, provider=provider,
+                                             environ=environ), embedder)
+    return build_agent(brain, kb.retriever, embedder=embedder, budgets=budgets)
