@@ -2,9 +2,10 @@
 
 Run with `streamlit run app.py` (or `make run`). This is the composition root: it builds the real Chroma client
 (client_from_env), the ONNX embedder, the KnowledgeBase and the agent (Gemini when a key is given and offline is
-off, else the offline extractive brain). Environment (app_runtime.AppConfig): DOCAGENT_DATA_DIR (default
-./data), DOCAGENT_MODEL_DIR, GOOGLE_API_KEY, CHROMA_HOST/PORT/SSL, DOCAGENT_FAKE_EMBEDDER=1 (tests),
-DOCAGENT_GEMINI_BASE_URL (a local Gemini stub).
+off, a local OpenAI-compatible server when Settings choose one, else the offline extractive brain). Environment
+(app_runtime.AppConfig): DOCAGENT_DATA_DIR (default ./data), DOCAGENT_MODEL_DIR, GOOGLE_API_KEY,
+CHROMA_HOST/PORT/SSL, DOCAGENT_FAKE_EMBEDDER=1 (tests), DOCAGENT_GEMINI_BASE_URL (a local Gemini stub),
+DOCAGENT_PROVIDER and DOCAGENT_LOCAL_BASE_URL/MODEL/API_KEY (wiring.model_env).
 
 UI only: the page is drawn before anything heavy is imported; heavy objects live in st.cache_resource (shared by
 all browser tabs of this server), the conversation in st.session_state (one per tab). Every failure becomes a
@@ -31,6 +32,7 @@ log = logging.getLogger("docagent.app")
 STATUS_ICON = {"indexed": ":green[:material/check_circle:]", "replaced": ":blue[:material/sync:]",
                "duplicate": ":gray[:material/content_copy:]", "failed": ":red[:material/error:]"}
 PAGES = ("Chat", "Evaluate")
+PROVIDER_LABELS = {"gemini": "Gemini", "local": "Local model"}
 
 
 # ---- heavy objects: once per server process, built on first use ----------------------------------------------
@@ -71,6 +73,12 @@ def model_catalog() -> rt.ModelCatalog:
     return rt.ModelCatalog()
 
 
+@st.cache_resource(show_spinner=False)
+def local_catalog() -> rt.LocalModelCatalog:
+    """The models each local server lists; shared by all sessions (keyed by address and key hash)."""
+    return rt.LocalModelCatalog()
+
+
 def resources(cfg: rt.AppConfig) -> tuple[str, str, bool]:
     """The cache key of the shared objects: data dir, model dir, fake embedder or not."""
     return str(cfg.data_dir), str(cfg.models), cfg.fake_embedder
@@ -80,6 +88,8 @@ def session_agent(cfg: rt.AppConfig, settings: rt.Settings):
     """This session's agent: a Gemini one is built per session (the key is the user's), the offline one shared."""
     if settings.mode == "offline":
         return offline_agent(*resources(cfg))
+    if settings.mode == "local":
+        return local_agent(cfg, settings)
     signature = (settings.model, rt.key_fingerprint(settings.api_key), cfg.gemini_base_url)
     cached = st.session_state.get("gemini_agent")
     if cached and cached[0] == signature:
@@ -91,6 +101,24 @@ def session_agent(cfg: rt.AppConfig, settings: rt.Settings):
     kb = load_knowledge_base(*resources(cfg))
     agent = build_agent(brain, kb.retriever, embedder=embedder)
     st.session_state.gemini_agent = (signature, agent)
+    return agent
+
+
+def local_agent(cfg: rt.AppConfig, settings: rt.Settings):
+    """This session's local-model agent, rebuilt when the address, the model or the key changes."""
+    signature = (settings.local_base_url, settings.local_model, rt.key_fingerprint(settings.local_api_key))
+    cached = st.session_state.get("local_agent")
+    if cached and cached[0] == signature:
+        return cached[1]
+    from agentic_rag import build_agent
+    from wiring import ModelConfig, make_brain
+
+    config = ModelConfig("local", local_base_url=settings.local_base_url, local_model=settings.local_model,
+                         local_api_key=settings.local_api_key)
+    embedder = load_embedder(str(cfg.models), cfg.fake_embedder)
+    brain, budgets = make_brain(config, embedder)
+    agent = build_agent(brain, load_knowledge_base(*resources(cfg)).retriever, embedder=embedder, budgets=budgets)
+    st.session_state.local_agent = (signature, agent)
     return agent
 
 
@@ -111,13 +139,21 @@ def init_session() -> None:
 
 
 def settings_panel(cfg: rt.AppConfig) -> rt.Settings:
-    """Retrieval, verification and Gemini settings; the key field only when the environment has none."""
+    """Retrieval, verification and the answering model: Gemini (key field only when the environment has none)
+    or a local OpenAI-compatible server (address, model from its list, optional key)."""
     with st.expander("Settings", icon=":material/tune:"):
         strategy = st.selectbox("Retrieval strategy", list(rt.STRATEGY_LABELS), format_func=rt.STRATEGY_LABELS.get,
                                 key="strategy")
         k = st.slider("Sources per question", 3, 15, 8, key="k")
         verify = st.toggle("Verify every claim against its sources", True, key="verify")
-        offline = st.toggle("Offline mode (extractive, no Gemini)", False, key="offline")
+        offline = st.toggle("Offline mode (extractive, no model)", cfg.provider == "offline", key="offline")
+        provider = st.radio("Answer with", list(PROVIDER_LABELS), format_func=PROVIDER_LABELS.get, horizontal=True,
+                            index=1 if cfg.provider == "local" else 0, key="provider", disabled=offline)
+        if provider == "local":
+            base_url, local_model, local_key = local_fields(cfg, offline)
+            return rt.Settings(strategy=strategy, k=k, verify=verify, model=cfg.gemini_model, api_key=cfg.env_key,
+                               offline=offline, provider="local", local_base_url=base_url, local_model=local_model,
+                               local_api_key=local_key)
         if cfg.env_key:
             st.caption("Gemini key: taken from the environment.")
             key = cfg.env_key
@@ -126,6 +162,31 @@ def settings_panel(cfg: rt.AppConfig) -> rt.Settings:
                                 help="Kept in this browser tab only: never saved, logged or exported.")
         model = model_select(cfg, "" if offline else key.strip(), offline)
     return rt.Settings(strategy=strategy, k=k, verify=verify, model=model, api_key=key.strip(), offline=offline)
+
+
+def local_fields(cfg: rt.AppConfig, offline: bool) -> tuple[str, str, str]:
+    """Server address, model (from the server's /v1/models, the configured one first) and optional key."""
+    base_url = st.text_input("Server address", cfg.local_base_url, key="local_base_url", disabled=offline,
+                             help="An OpenAI-compatible server: Ollama http://127.0.0.1:11434/v1, llama-server "
+                                  "http://127.0.0.1:8080/v1 (DOCAGENT_LOCAL_BASE_URL).").strip()
+    if cfg.local_api_key:
+        st.caption("Server key: taken from the environment.")
+        key = cfg.local_api_key
+    else:
+        key = st.text_input("Server API key (optional)", type="password", key="local_api_key", disabled=offline,
+                            help="Only for a server that asks for one. Kept in this browser tab only.").strip()
+    if offline:
+        choices = rt.ModelChoices((cfg.local_model,) if cfg.local_model else ())
+    else:
+        choices = local_catalog().choices(base_url, key, cfg.local_model)
+    if st.session_state.get("local_model") not in choices.models:
+        st.session_state.pop("local_model", None)  # a model the server no longer lists: back to the configured one
+    model = st.selectbox("Local model", choices.models, key="local_model", disabled=offline or not choices.models,
+                         placeholder="no model listed", help="Listed by the server (DOCAGENT_LOCAL_MODEL first). "
+                         "Models are never downloaded here: `ollama pull NAME` adds one.")
+    if choices.note and not offline:
+        (st.caption if choices.listed else st.warning)(ui.md_text(choices.note))
+    return base_url, model or "", key
 
 
 def model_select(cfg: rt.AppConfig, key: str, offline: bool) -> str:
@@ -271,9 +332,14 @@ def header(settings: rt.Settings, cfg: rt.AppConfig) -> None:
     st.title("Docagent", anchor=False)
     if settings.mode == "gemini":
         st.badge(settings.mode_label(), icon=":material/auto_awesome:", color="blue")
+    elif settings.mode == "local":
+        st.badge(settings.mode_label(), icon=":material/computer:", color="green")
     else:
         st.badge(settings.mode_label(), icon=":material/cloud_off:", color="orange")
-    if not settings.api_key and not settings.offline:
+    if settings.mode == "offline" and settings.provider == "local" and not settings.offline:
+        st.info("**Offline mode** — answers quote the best passages of your documents word for word. Choose a "
+                "model your local server lists in the Settings for written answers.", icon=":material/info:")
+    elif not settings.api_key and not settings.offline and settings.provider == "gemini":
         where = "the Settings in the sidebar" if not cfg.env_key else "GOOGLE_API_KEY"
         st.info(f"**Offline mode** — answers quote the best passages of your documents word for word. "
                 f"Add a Gemini key in {where} for written answers.", icon=":material/info:")

@@ -1,8 +1,8 @@
-"""What the app needs at run time besides drawing: configuration, settings, the Gemini models a key can use, a fake
-embedder, background calls.
+"""What the app needs at run time besides drawing: configuration, settings, the Gemini models a key can use, the
+models a local server lists, a fake embedder, background calls.
 
 No streamlit here (app.py alone draws). AppConfig is read from the environment once per run, at the edge;
-Settings are one browser tab's sidebar choices. Neither repr shows the Gemini key.
+Settings are one browser tab's sidebar choices. Neither repr shows a key.
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ class AppConfig:
     (DOCAGENT_MODEL_DIR puts the model elsewhere, e.g. one cache shared by test runs); DOCAGENT_FAKE_EMBEDDER=1
     swaps the ONNX model for HashingEmbedder (tests); GOOGLE_API_KEY or GEMINI_API_KEY enables Gemini;
     DOCAGENT_GEMINI_BASE_URL points the Gemini client elsewhere (a local stub); the Gemini model preselected in
-    Settings is wiring's (DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL).
-    The key is excluded from repr so it never lands in a log line.
+    Settings is wiring's (DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL). The provider preselected
+    and the local server's fields are wiring.model_env's (DOCAGENT_PROVIDER, DOCAGENT_LOCAL_BASE_URL,
+    DOCAGENT_LOCAL_MODEL, DOCAGENT_LOCAL_API_KEY); an unknown provider is left unselected.
+    Keys are excluded from repr so they never land in a log line.
     """
 
     data_dir: Path
@@ -42,6 +44,10 @@ class AppConfig:
     env_key: str = field(default="", repr=False)
     gemini_base_url: str | None = None
     gemini_model: str = wiring.DEFAULT_GEMINI_MODEL
+    provider: str = ""  # gemini | local | offline, "" when DOCAGENT_PROVIDER is unset (or names none)
+    local_base_url: str = wiring.DEFAULT_LOCAL_BASE_URL
+    local_model: str = ""
+    local_api_key: str = field(default="", repr=False)
 
     @property
     def models(self) -> Path:
@@ -52,13 +58,16 @@ class AppConfig:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AppConfig:
         """The configuration described by `environ` (default: os.environ)."""
         env = os.environ if environ is None else environ
+        model = wiring.model_env(env)
         return cls(
             data_dir=Path(env.get("DOCAGENT_DATA_DIR") or "data").expanduser().resolve(),
             model_dir=Path(env["DOCAGENT_MODEL_DIR"]).expanduser().resolve() if env.get("DOCAGENT_MODEL_DIR") else None,
             fake_embedder=env.get("DOCAGENT_FAKE_EMBEDDER", "").strip().lower() in _TRUE,
             env_key=(env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY") or "").strip(),
             gemini_base_url=(env.get("DOCAGENT_GEMINI_BASE_URL") or "").strip() or None,
-            gemini_model=wiring.gemini_model_from_env(environ=env),
+            gemini_model=model.gemini_model,
+            provider=model.provider if model.provider in wiring.PROVIDERS else "",
+            local_base_url=model.local_base_url, local_model=model.local_model, local_api_key=model.local_api_key,
         )
 
 
@@ -72,14 +81,26 @@ class Settings:
     model: str = wiring.DEFAULT_GEMINI_MODEL
     api_key: str = field(default="", repr=False)
     offline: bool = False
+    provider: str = "gemini"  # which model answers when offline is off: gemini | local
+    local_base_url: str = ""
+    local_model: str = ""
+    local_api_key: str = field(default="", repr=False)
 
     @property
     def mode(self) -> str:
-        """'gemini' when a key is set and offline is off, else 'offline'."""
-        return "gemini" if self.api_key and not self.offline else "offline"
+        """'gemini' with a key, 'local' with a server and a model (offline off), else 'offline'."""
+        if self.offline:
+            return "offline"
+        if self.provider == "local":
+            return "local" if self.local_base_url and self.local_model else "offline"
+        return "gemini" if self.api_key else "offline"
 
     def mode_label(self) -> str:
-        """'Gemini · gemini-3.8-flash' or 'Offline (extractive)'."""
+        """'Gemini · gemini-3.8-flash', 'Local · llama3.2 @ 127.0.0.1:11434' or 'Offline (extractive)'."""
+        if self.mode == "local":
+            from agentic_rag.local_call import host_of
+
+            return f"Local · {self.local_model} @ {host_of(self.local_base_url)}"
         return f"Gemini · {self.model}" if self.mode == "gemini" else "Offline (extractive)"
 
 
@@ -138,6 +159,46 @@ class ModelCatalog:
                                                      "built-in list."), self._failed_ttl
         return ModelChoices(tuple(models), listed=True, note=f"{len(models)} models available to this key."), \
             self._ttl
+
+
+class LocalModelCatalog:
+    """The models each local server lists (GET /v1/models), cached per address and key fingerprint.
+
+    A list is kept `ttl` seconds (a model pulled meanwhile shows up soon); a server that cannot be asked is
+    asked again after `failed_ttl` seconds, and meanwhile the configured model alone is offered with the reason.
+    `lister(base_url, api_key=...)` raises ModelListError (or ValueError) with a reason when it cannot list.
+    """
+
+    def __init__(self, lister: Callable[..., tuple[str, ...]] | None = None, *, ttl: float = 30.0,
+                 failed_ttl: float = 10.0, clock: Callable[[], float] = time.monotonic):
+        self._lister = lister
+        self._ttl, self._failed_ttl, self._clock = ttl, failed_ttl, clock
+        self._entries: dict[tuple[str, str], tuple[float, ModelChoices]] = {}
+        self._lock = threading.Lock()
+
+    def choices(self, base_url: str, api_key: str = "", preferred: str = "") -> ModelChoices:
+        """The server's models with `preferred` (the configured one) first, or why there are none."""
+        slot = (base_url, key_fingerprint(api_key))
+        with self._lock:
+            expires, cached = self._entries.get(slot, (0.0, None))
+        if cached is None or self._clock() >= expires:
+            cached, ttl = self._list(base_url, api_key)
+            with self._lock:
+                self._entries[slot] = (self._clock() + ttl, cached)
+        return _first(cached, preferred)
+
+    def _list(self, base_url: str, api_key: str) -> tuple[ModelChoices, float]:
+        from agentic_rag.local import ModelListError, list_local_models
+
+        lister = self._lister or list_local_models
+        try:
+            models = lister(base_url, api_key=api_key)
+        except (ModelListError, ValueError) as exc:
+            return ModelChoices((), note=getattr(exc, "reason", None) or str(exc)), self._failed_ttl
+        if not models:
+            return ModelChoices((), note="The server lists no models: pull one first (`ollama pull llama3.2`)."), \
+                self._failed_ttl
+        return ModelChoices(tuple(models), listed=True, note=f"{len(models)} models on this server."), self._ttl
 
 
 def _first(choices: ModelChoices, preferred: str) -> ModelChoices:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DATA_DIR_ENV = "DOCAGENT_DATA_DIR"
@@ -33,7 +33,7 @@ DEFAULT_LOCAL_BASE_URL = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatib
 class ModelConfig:
     """Which model answers and how to reach it (model_config builds it). Keys are left out of repr."""
 
-    provider: str  # gemini | local | offline
+    provider: str  # gemini | local | offline ("" in model_env when unset)
     gemini_key: str = field(default="", repr=False)
     gemini_model: str = DEFAULT_GEMINI_MODEL
     local_base_url: str = DEFAULT_LOCAL_BASE_URL
@@ -111,6 +111,16 @@ def gemini_model_from_env(given: str | None = None, environ: Mapping[str, str] |
     return (given or "").strip() or (environ.get(GEMINI_MODEL_ENV) or "").strip() or DEFAULT_GEMINI_MODEL
 
 
+def model_env(environ: Mapping[str, str] | None = None) -> ModelConfig:
+    """The model variables as set, unchecked (provider "" when unset), for the app to show and let be fixed."""
+    environ = os.environ if environ is None else environ
+    return ModelConfig(
+        provider=(environ.get(PROVIDER_ENV) or "").strip().lower(), gemini_model=gemini_model_from_env(None, environ),
+        local_base_url=(environ.get(LOCAL_BASE_URL_ENV) or "").strip() or DEFAULT_LOCAL_BASE_URL,
+        local_model=(environ.get(LOCAL_MODEL_ENV) or "").strip(),
+        local_api_key=(environ.get(LOCAL_API_KEY_ENV) or "").strip())
+
+
 def model_config(*, api_key: str = "", gemini_model: str | None = None, provider: str | None = None,
                  environ: Mapping[str, str] | None = None) -> ModelConfig:
     """Which model answers, from the arguments, else the environment (the one place these variables are read).
@@ -122,15 +132,12 @@ def model_config(*, api_key: str = "", gemini_model: str | None = None, provider
     Raises:
         ValueError: an unknown provider (naming the allowed ones), Gemini without a key, a local model unnamed.
     """
-    environ = os.environ if environ is None else environ
-    chosen = (provider or environ.get(PROVIDER_ENV) or "").strip().lower() or ("gemini" if api_key else "offline")
+    given = model_env(environ)
+    chosen = (provider or given.provider).strip().lower() or ("gemini" if api_key else "offline")
     if chosen not in PROVIDERS:
         raise ValueError(f"{PROVIDER_ENV}={chosen!r} is not a provider; allowed: {', '.join(PROVIDERS)}")
-    config = ModelConfig(
-        provider=chosen, gemini_key=api_key, gemini_model=gemini_model_from_env(gemini_model, environ),
-        local_base_url=(environ.get(LOCAL_BASE_URL_ENV) or "").strip() or DEFAULT_LOCAL_BASE_URL,
-        local_model=(environ.get(LOCAL_MODEL_ENV) or "").strip(),
-        local_api_key=(environ.get(LOCAL_API_KEY_ENV) or "").strip())
+    config = replace(given, provider=chosen, gemini_key=api_key,
+                     gemini_model=gemini_model_from_env(gemini_model, environ))
     if chosen == "gemini" and not api_key:
         raise ValueError(f"{PROVIDER_ENV}=gemini needs a Gemini key (GOOGLE_API_KEY)")
     if chosen == "local" and not config.local_model:

@@ -442,3 +442,77 @@ def test_the_model_box_falls_back_to_the_built_in_list_with_the_reason(tmp_path,
     note = next(c.value for c in at.caption if "Could not list" in c.value)
     assert "HTTP 403" in note and "built-in list" in note
     assert not any(SECRET in t for t in texts(at))
+
+
+# ---------------------------------------------------------------- a local model (OpenAI-compatible server)
+
+LOCAL_ENV = ("DOCAGENT_PROVIDER", "DOCAGENT_LOCAL_BASE_URL", "DOCAGENT_LOCAL_MODEL", "DOCAGENT_LOCAL_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def _no_local_model_configured(monkeypatch):
+    """Every test here starts from no provider configured, whatever the developer's shell sets."""
+    for name in LOCAL_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def local_server():
+    from openai_stub import OpenAIStub
+
+    with OpenAIStub() as server:
+        yield server
+
+
+def local_app(tmp_path, monkeypatch, base_url: str, provider: str | None = "local") -> AppTest:
+    monkeypatch.setenv("DOCAGENT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "DOCAGENT_GEMINI_BASE_URL", "CHROMA_HOST"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DOCAGENT_LOCAL_BASE_URL", base_url)
+    monkeypatch.setenv("DOCAGENT_LOCAL_MODEL", "llama3.2")
+    if provider:
+        monkeypatch.setenv("DOCAGENT_PROVIDER", provider)
+    return AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
+
+
+def test_a_local_model_answers_and_the_badge_names_it(tmp_path, monkeypatch, local_server):
+    at = local_app(tmp_path, monkeypatch, local_server.base_url)
+    host = local_server.base_url.split("/")[2]
+    assert any(f"Local · llama3.2 @ {host}" in m.value and "badge" in m.value for m in at.markdown)
+    assert at.radio(key="provider").value == "local" and not any("Offline mode" in i.value for i in at.info)
+    assert at.selectbox(key="local_model").options == ["llama3.2", "qwen2.5:3b-instruct"]
+    at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    assert [r.body["model"] for r in local_server.requests] == ["llama3.2"] * 3
+    assistant = at.chat_message[1]
+    assert any("[1]" in m.value for m in assistant.markdown) and any("37 percent" in t for t in texts(assistant))
+    assert not assistant.warning and local_server.list_requests == 1  # listed once, not on every rerun
+
+
+def test_choosing_a_local_model_in_settings(tmp_path, monkeypatch, local_server):
+    at = local_app(tmp_path, monkeypatch, local_server.base_url, provider=None)
+    assert at.radio(key="provider").value == "gemini" and local_server.list_requests == 0  # not asked unless chosen
+    at.radio(key="provider").set_value("local").run()
+    at.selectbox(key="local_model").set_value("qwen2.5:3b-instruct").run()
+    assert any("Local · qwen2.5:3b-instruct @" in m.value for m in at.markdown)
+    at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    assert {r.body["model"] for r in local_server.requests} == {"qwen2.5:3b-instruct"}
+
+
+def test_a_local_server_that_is_down_is_named_and_the_answer_is_offline(tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    at = local_app(tmp_path, monkeypatch, f"http://127.0.0.1:{port}/v1")
+    note = next(w.value for w in at.warning if "could not be reached" in w.value)
+    assert "ollama serve" in plain(note)
+    assert at.selectbox(key="local_model").options == ["llama3.2"]  # the configured model, still offered
+    at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    assistant = at.chat_message[1]
+    assert any("37 percent" in t for t in texts(assistant))
+    assert any("could not be reached" in plain(w.value) for w in assistant.warning) and not at.exception

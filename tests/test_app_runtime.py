@@ -130,3 +130,49 @@ def test_model_catalog_without_a_key_offers_the_built_in_list():
     lister = Lister()
     choices = rt.ModelCatalog(lister).choices("", None, "gemini-custom")
     assert choices.models == ("gemini-custom", *wiring.FALLBACK_GEMINI_MODELS) and lister.calls == []
+
+
+# ---------------------------------------------------------------- a local model
+
+def test_app_config_reads_the_local_model_through_wiring(tmp_path):
+    cfg = rt.AppConfig.from_env({"DOCAGENT_PROVIDER": " Local ", "DOCAGENT_LOCAL_BASE_URL": "http://127.0.0.1:8080/v1",
+                                 "DOCAGENT_LOCAL_MODEL": "qwen2.5:3b", "DOCAGENT_LOCAL_API_KEY": "sk-local"})
+    assert (cfg.provider, cfg.local_base_url, cfg.local_model) == ("local", "http://127.0.0.1:8080/v1", "qwen2.5:3b")
+    assert cfg.local_api_key == "sk-local" and "sk-local" not in repr(cfg)
+    default = rt.AppConfig.from_env({})
+    assert default.provider == "" and default.local_base_url == wiring.DEFAULT_LOCAL_BASE_URL
+    assert rt.AppConfig.from_env({"DOCAGENT_PROVIDER": "ollama"}).provider == ""  # shown unselected, not a crash
+
+
+def test_settings_mode_and_label_for_a_local_model():
+    local = rt.Settings(provider="local", local_base_url="http://127.0.0.1:11434/v1", local_model="llama3.2",
+                        local_api_key="sk-local")
+    assert local.mode == "local" and local.mode_label() == "Local · llama3.2 @ 127.0.0.1:11434"
+    assert "sk-local" not in repr(local)
+    assert rt.Settings(provider="local", local_base_url="http://127.0.0.1:11434/v1").mode == "offline"  # no model
+    assert rt.Settings(provider="local", local_model="llama3.2", local_base_url="x", offline=True).mode == "offline"
+
+
+def test_local_model_catalog_lists_per_server_and_says_why_when_it_cannot():
+    from agentic_rag.local import ModelListError
+
+    now = [0.0]
+    lister = ServerLister(("llama3.2", "qwen2.5:3b"),
+                          ModelListError("The server at 127.0.0.1:9 could not be reached"), ())
+    catalog = rt.LocalModelCatalog(lister, ttl=30.0, failed_ttl=10.0, clock=lambda: now[0])
+    first = catalog.choices("http://127.0.0.1:11434/v1", "", "qwen2.5:3b")
+    assert first.models == ("qwen2.5:3b", "llama3.2") and first.listed and "2 models" in first.note
+    assert catalog.choices("http://127.0.0.1:11434/v1", "", "qwen2.5:3b") == first and len(lister.calls) == 1
+    down = catalog.choices("http://127.0.0.1:9/v1", "sk-secret", "llama3.2")
+    assert down.models == ("llama3.2",) and not down.listed and "could not be reached" in down.note
+    assert "sk-secret" not in repr(catalog.__dict__)
+    now[0] = 11.0
+    empty = catalog.choices("http://127.0.0.1:9/v1", "sk-secret", "")
+    assert empty.models == () and "ollama pull" in empty.note and len(lister.calls) == 3
+
+
+class ServerLister(Lister):
+    """list_local_models' stand-in: (base_url, api_key=...)."""
+
+    def __call__(self, base_url, api_key=""):
+        return super().__call__(api_key, base_url)
