@@ -32,6 +32,7 @@ ANSWER_WEIGHTS = (-1.34, 0.96, 0.80, 0.98, 0.46, -2.40)  # bias, support, fit, c
 REFUSAL_WEIGHTS = (0.49, -0.30, -1.2)  # bias, best retrieval cosine, found (set, see above)
 CAP = 0.97  # no answer is shown as certain: the checks cannot rule out every kind of error
 SUPPORT_FLOOR = 0.3  # the most an answer none of whose claims checked out can show
+REFUTED_CAP = 0.5  # the most an answer can show when a check proved one of its claims wrong (a figure, a page)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Evidence:
     refused: bool = False
     retrieval: float = 0.0  # the best retrieved passage's cosine to its query
     found: float = 0.0  # a refusal: the extractor found an answering quote in the same passages
+    refuted: float = 0.0  # an answer: a check proved one of its claims wrong
 
     def to_dict(self) -> dict:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -61,5 +63,6 @@ def estimate(evidence: Evidence) -> float:
         z = ANSWER_WEIGHTS[0] + sum(w * x for w, x in zip(ANSWER_WEIGHTS[1:], features, strict=True))
         # A claim the checks refuted caps what the rest can earn: an answer with a figure its source does not
         # give is not "probably right" however well it fits the question (eval/replay.py measures this).
-        cap = min(CAP, SUPPORT_FLOOR + (1 - SUPPORT_FLOOR) * evidence.support)
+        cap = min(CAP, SUPPORT_FLOOR + (1 - SUPPORT_FLOOR) * evidence.support,
+                  REFUTED_CAP if evidence.refuted else CAP)
     return round(min(cap, 1.0 / (1.0 + math.exp(-z))), 2)

@@ -71,6 +71,9 @@ def synthesize(state: AgentState, run: Run) -> dict:
             why = t.warnings if t else ("no budget left for a checked revision; kept the checked answer.",)
             return _kept(t, why)
         draft: Draft = t.reply.value
+        if revising and state.get("draft") is not None and draft.text.strip() == state["draft"].text.strip():
+            return StepOut({"revised": False}, "the model wrote the same answer again: kept the checked one", {},
+                           t.calls, t.input_tokens, t.output_tokens, t.warnings, t.mode)
         if draft.truncated:
             draft = Draft(draft.text + TRUNCATED_NOTE, draft.unanswered, draft.refused, True)
         cited = cited_ids(draft.text)
@@ -193,7 +196,8 @@ def _evidence(state: AgentState, run: Run, draft: Draft, drafts, checked, missin
     subs = max(1, len(state.get("sub_questions", ())))
     return Evidence(support=confidence(checked, len(missing)), fit=sum(fits) / len(fits), cosine=max(0.0, cosine),
                     answered=1.0 - min(1.0, len(draft.unanswered or missing) / subs), retrieval=retrieval,
-                    comparison=float(state["analysis"].question_type == "comparison"))
+                    comparison=float(state["analysis"].question_type == "comparison"),
+                    refuted=float(any(c.refuted for c in checked)))
 
 
 def _restore(state: AgentState, why: str) -> StepOut:

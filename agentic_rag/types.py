@@ -141,9 +141,11 @@ class Claim:
     citations: tuple[int, ...] = ()
     evidence: int = 0
     reason: str = ""
+    refuted: bool = False  # a check proved it wrong (no such passage, page or figure; bad arithmetic)
 
     def to_dict(self) -> dict:
-        return {"text": self.text, "verdict": self.verdict, "citations": list(self.citations), "reason": self.reason}
+        return {"text": self.text, "verdict": self.verdict, "citations": list(self.citations), "reason": self.reason,
+                "refuted": self.refuted}
 
 
 @dataclass(frozen=True)

@@ -222,7 +222,8 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
                   else 0, verdict.reason)
     ghosts = [n for n in draft.citations if n not in blocks]
     if ghosts and not claim.citations:
-        return replace(claim, verdict="unsupported", reason=f"cites [P{ghosts[0]}], which names no passage")
+        return replace(claim, verdict="unsupported", reason=f"cites [P{ghosts[0]}], which names no passage",
+                       refuted=True)
     cited = [blocks[n] for n in claim.citations]
     if not cited:
         return _uncited(claim, coverage)
@@ -233,16 +234,18 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
     pages = {int(p) for p in _PAGE_REF.findall(re.sub(r'"[^"\n]*"|“[^”\n]*”', " ", draft.text))}
     on = {b.chunk.location.page for b in cited}
     if pages and not pages & on:
-        return replace(claim, verdict="unsupported", reason=f"names page {min(pages)}, but its passage is elsewhere")
+        return replace(claim, verdict="unsupported", reason=f"names page {min(pages)}, but its passage is elsewhere",
+                       refuted=True)
     wrong = arithmetic_errors(draft.text)
     if wrong:
-        return replace(claim, verdict="unsupported", reason=f"its arithmetic does not add up: {wrong[0]}")
+        return replace(claim, verdict="unsupported", reason=f"its arithmetic does not add up: {wrong[0]}",
+                       refuted=True)
     sources = " ".join(f"{b.chunk.file_name} {' '.join(b.chunk.heading_path)} {b.chunk.index_text}" for b in cited)
     missing = unexplained(draft.text, sources, question + " " + " ".join(f"page {p}" for p in pages))
     if missing and claim.verdict != "unsupported":
         # A figure its source does not give is the costliest error an answer makes: never "partly" right.
         return replace(claim, verdict="unsupported", reason=f"{missing[0]} is neither in the cited passage nor "
-                                                            "computed from its numbers")
+                                                            "computed from its numbers", refuted=True)
     words = {t for t in terms(draft.text) if not t[:1].isdigit()}
     share = overlap(words, sources)
     if claim.verdict == "supported" and len(words) >= MIN_CLAIM_TERMS and share < GROUNDED:

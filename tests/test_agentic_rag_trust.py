@@ -255,3 +255,13 @@ def test_something_missing_with_new_passages_gets_a_second_answer_checked_by_the
     assert "[P2] acme.pdf, p. 7" in chat.prompts[3] and "[P1] acme.pdf, p. 1" in chat.prompts[3]
     assert result.answer == "Acme's revenue in 2023 was $5.2 million [1]. Acme employs 140 people [2]."
     assert [c.location.page for c in result.citations] == [1, 7] and result.trace[-1]["mode"] == "gemini"
+
+
+def test_a_refuted_figure_caps_confidence_and_the_same_answer_again_ends_the_loop(filing):
+    script = [plan_json(Q), TABLE_ANSWER, verify_json([("supported", 1)] * 3), TABLE_ANSWER]
+    agent, chat = gemini_agent(filing, script)
+    result = agent.ask(Q)
+    assert len(chat.prompts) == 4  # the rewrite came back unchanged: nothing new to check, no further round
+    assert "the same answer again" in [t for t in result.trace if t["step"] == "synthesize"][-1]["summary"]
+    assert any(c.refuted for c in result.claims) and result.confidence <= 0.5
+    assert result.to_dict()["claims"][1]["refuted"] is True
