@@ -27,13 +27,29 @@ def open_knowledge_base(data_dir: Path, embedder):
     return wiring.open_knowledge_base(data_dir, embedder=embedder)
 
 
-def make_agent(kb, embedder, *, offline: bool = True, api_key: str = "", model: str | None = None):
-    """The agent the app would use: offline extractive, or Gemini (with its offline fallback) given a key.
+def make_agent(kb, embedder, *, offline: bool = True, api_key: str = "", model: str | None = None,
+               provider: str | None = None):
+    """The agent the app would use: offline extractive, or a model (with its offline fallback).
 
-    `model` defaults to wiring's (DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL)."""
+    `provider` is answering_provider's; `model` the Gemini model (default DOCAGENT_GEMINI_MODEL, else
+    wiring.DEFAULT_GEMINI_MODEL)."""
     import wiring
 
-    return wiring.make_agent(kb, embedder, api_key="" if offline else api_key, model=model)
+    chosen = "offline" if offline else provider
+    return wiring.make_agent(kb, embedder, api_key="" if offline else api_key, model=model, provider=chosen)
+
+
+def answering_provider(offline: bool, provider: str | None, api_key: str) -> str:
+    """Which model answers: "offline" when asked; else `provider`, else $DOCAGENT_PROVIDER, else Gemini.
+
+    Raises ValueError (from wiring.model_config) for a provider that cannot answer as configured (Gemini
+    without a key, a local server without a model, an unknown name)."""
+    import wiring
+
+    if offline:
+        return "offline"
+    chosen = provider or wiring.model_env().provider or "gemini"
+    return wiring.model_config(api_key=api_key, provider=chosen).provider
 
 
 def wiring_embedder(data_dir: Path):
@@ -69,12 +85,13 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
                  min_mrr: float | None = None, min_accuracy: float | None = None, *, k: int = 10,
                  answers: bool = True, api_key: str | None = None, model_dir: str | Path | None = None,
                  embedder=None, out: TextIO | None = None, err: TextIO | None = None,
-                 gemini_model: str | None = None) -> int:
+                 gemini_model: str | None = None, provider: str | None = None) -> int:
     """Run `dataset` against the library in `data_dir` (indexing `docs` first) and print the report.
 
     Args:
-        offline: answer with the offline extractive brain; False uses Gemini with `api_key` (default: the
-            GOOGLE_API_KEY or GEMINI_API_KEY environment variable).
+        offline: answer with the offline extractive brain; False answers with `provider` (else
+            DOCAGENT_PROVIDER, else Gemini with `api_key`, default: the GOOGLE_API_KEY or GEMINI_API_KEY
+            environment variable); a local model is configured by DOCAGENT_LOCAL_BASE_URL/MODEL/API_KEY.
         strategies: retrieval strategies to measure; answers use the first.
         answers: False measures retrieval only (no agent).
         model_dir: where the ONNX model is cached (default data_dir/models); `embedder` replaces it (tests).
@@ -94,8 +111,10 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
         print(f"--docs {docs} does not exist", file=err)
         return BAD_INPUT
     key = api_key if api_key is not None else os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
-    if answers and not offline and not key:
-        print("Gemini needs GOOGLE_API_KEY (or run with --offline)", file=err)
+    try:
+        chosen = answering_provider(offline or not answers, provider, key or "")
+    except ValueError as exc:
+        print(f"{exc} (or run with --offline)", file=err)
         return BAD_INPUT
     data_dir = Path(data_dir)
     if embedder is None:
@@ -106,7 +125,8 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
     if docs is not None:
         print(f"indexing {docs}", file=err)
         index_folder(kb, Path(docs), err)
-    agent = make_agent(kb, embedder, offline=offline, api_key=key or "", model=gemini_model) if answers else None
+    agent = make_agent(kb, embedder, offline=chosen == "offline", api_key=key or "", model=gemini_model,
+                       provider=chosen) if answers else None
     try:
         report = run_eval(questions, kb, agent, strategies=strategies, k=k, dataset=Path(dataset).name,
                           progress=lambda done, total, q: print(f"  [{done}/{total}] {q[:70]}", file=err))

@@ -412,6 +412,28 @@ def test_bad_provider_configuration_names_what_is_allowed(env, words):
         wiring.model_config(environ=env)
 
 
+def test_the_eval_answers_with_the_local_model_the_environment_names(stub, tmp_path, monkeypatch, fake_embedder):
+    import io
+
+    from evaluation import SAMPLE_DATASET, eval_command
+    from evaluation.sample import make_sample_corpus
+
+    for name, value in (("DOCAGENT_PROVIDER", "local"), ("DOCAGENT_LOCAL_BASE_URL", stub.base_url),
+                        ("DOCAGENT_LOCAL_MODEL", MODEL)):
+        monkeypatch.setenv(name, value)
+    make_sample_corpus(tmp_path / "docs")
+    out, err = io.StringIO(), io.StringIO()
+    code = eval_command(SAMPLE_DATASET, tmp_path / "data", docs=tmp_path / "docs", offline=False, api_key="",
+                        as_json=True, embedder=fake_embedder, out=out, err=err)
+    assert code == 0, err.getvalue()
+    report = json.loads(out.getvalue())
+    assert MODEL_MODE in report["mode"].split("+") and stub.requests
+    assert {r.body["model"] for r in stub.requests} == {MODEL}
+    monkeypatch.setenv("DOCAGENT_LOCAL_MODEL", "")
+    assert eval_command(SAMPLE_DATASET, tmp_path / "data", offline=False, api_key="", embedder=fake_embedder,
+                        out=out, err=err) == 2 and "DOCAGENT_LOCAL_MODEL" in err.getvalue()
+
+
 class _Library:
     """What make_agent needs of a knowledge base: its retriever."""
 
