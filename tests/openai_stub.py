@@ -103,7 +103,8 @@ class OpenAIStub:
 
     `models` is what /v1/models lists and which models answer; `list_status` != 200 fails the listing;
     `reject_response_format` answers 400 to a request with response_format (a server without JSON schemas);
-    `tokens_per_second` streams one token at a time at that rate (bench/agent.py), 0 = as fast as possible.
+    `tokens_per_second` writes at that rate, one token per streamed piece (bench/agent.py), and
+    `prompt_tokens_per_second` reads the prompt at that rate before the first byte; 0 = as fast as possible.
     """
 
     responder: Responder = local_responder
@@ -111,6 +112,7 @@ class OpenAIStub:
     list_status: int = 200
     reject_response_format: bool = False
     tokens_per_second: float = 0.0
+    prompt_tokens_per_second: float = 0.0
     list_requests: int = 0
     requests: list[OpenAIRequest] = field(default_factory=list)
     input_tokens: int = 0
@@ -226,7 +228,11 @@ class _Handler(BaseHTTPRequestHandler):
         tin, tout = self.stub._count(request.system + "\n" + request.prompt, reply.text)
         usage = {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}
         model = request.body.get("model", "")
+        if self.stub.prompt_tokens_per_second:
+            time.sleep(tin / self.stub.prompt_tokens_per_second)
         if not request.stream:
+            if self.stub.tokens_per_second:
+                time.sleep(tout / self.stub.tokens_per_second)
             data = {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()), "model": model,
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text},
                                  "finish_reason": reply.finish}]}
