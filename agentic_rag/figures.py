@@ -122,11 +122,10 @@ def unexplained(claim: str, sources: str, allowed: str = "") -> list[str]:
     return out
 
 
-_COMPUTING = re.compile(
-    r"=|≈|\b(?:differen\w*|increas\w*|decreas\w*|grew|grow\w*|rose|rise[sn]?|fell|fall\w*|declin\w*|drop\w*|"
-    r"chang\w*|margins?|ratios?|totals?|sum|combined|altogether|together|more|less|fewer|higher|lower|up|down|"
-    r"times|average\w*|share|proportion|gap|compared|versus|vs|net|gain\w*|loss\w*|improv\w*|reduc\w*|"
-    r"half|double\w*|twice|percentage|percent|per)\b|%", re.IGNORECASE)
+_COMPUTING = re.compile(  # words that say a figure was worked out, not read off ("a margin of", "rose 4.9%")
+    r"\d\s*[-+−×x*/÷]\s*[$€£(]?\d|\b(?:differen\w*|increas\w*|decreas\w*|grew|grow\w*|rose|rise[sn]?|fell|"
+    r"fall\w*|declin\w*|drop\w*|chang\w*|margins?|ratios?|totals?|sum|combined|altogether|average\w*|"
+    r"share of|proportion|gap|percentage|percent|improv\w*|reduc\w*)\b|%", re.IGNORECASE)
 
 
 def _operands(claim: str, sources: str) -> list[float]:
