@@ -38,6 +38,7 @@ PROMPT_OVERHEAD_TOKENS = 300  # instructions and headers around the passages, on
 CALLS_PER_ROUND = 2  # a revision is an answer and its check
 ANSWER_BASIS = "estimated chance the answer is right, from its checked claims"
 REFUSAL_BASIS = "estimated chance the documents really lack the answer"
+UNSURE = 0.5  # below this estimate an offline answer is labelled as the closest passages, not an answer
 MAX_EMBEDDED_CLAIMS = 6  # claims whose cosine to the question is measured for the confidence
 TRUNCATED_NOTE = "\n\n*(The answer was cut short at the model's output limit.)*"
 
@@ -150,7 +151,7 @@ def _check(state: AgentState, run: Run, draft: Draft, blocks) -> StepOut:
         missing = missing or (question,)
     evidence = _evidence(state, run, draft, drafts, checked, missing, blocks)
     score = estimate(evidence)
-    answer = flag_answer(draft.text, drafts, checked) + _missing_note(missing, drafts)
+    answer = _unsure(flag_answer(draft.text, drafts, checked), state, evidence, score) + _missing_note(missing, drafts)
     best = state.get("best")
     if best is not None and score < best["confidence"]:
         return _restore(state, f"the revision checked out worse ({score:.0%} against {best['confidence']:.0%})")
@@ -229,6 +230,15 @@ def _next_round(state: AgentState, run: Run, thought: Thought | None, missing, d
 def _calls_left(state: AgentState, run: Run, thought: Thought | None) -> int:
     used = sum(t["llm_calls"] for t in state.get("trace", [])) + (thought.calls if thought else 0)
     return run.budgets.llm_calls - used
+
+
+def _unsure(answer: str, state: AgentState, evidence: Evidence, score: float) -> str:
+    """Quotes the extractor is unsure of are shown as the closest passages, not as an answer."""
+    if state.get("answer_mode") != "offline" or evidence.refused or score >= UNSURE:
+        return answer
+    head, sep, body = answer.partition("\n\n")
+    note = f"*Unsure ({score:.0%}): these are the closest passages found, not a confirmed answer.*"
+    return f"{head}\n\n{note}\n\n{body}" if sep else f"{note}\n\n{answer}"
 
 
 def _missing_note(missing, drafts) -> str:

@@ -265,3 +265,16 @@ def test_a_refuted_figure_caps_confidence_and_the_same_answer_again_ends_the_loo
     assert "the same answer again" in [t for t in result.trace if t["step"] == "synthesize"][-1]["summary"]
     assert any(c.refuted for c in result.claims) and result.confidence <= 0.5
     assert result.to_dict()["claims"][1]["refuted"] is True
+
+
+def test_offline_quotes_it_is_unsure_of_are_labelled_as_closest_passages():
+    from agentic_rag.confidence import Evidence
+    from agentic_rag.review import _unsure
+
+    quoted = 'offline (extractive) — quoted from the documents, not generated.\n\n"Travel costs rose." [P1]'
+    unsure = _unsure(quoted, {"answer_mode": "offline"}, Evidence(support=0.5), 0.41)
+    assert unsure.splitlines()[2] == "*Unsure (41%): these are the closest passages found, not a confirmed answer.*"
+    assert unsure.endswith('"Travel costs rose." [P1]')
+    assert _unsure(quoted, {"answer_mode": "offline"}, Evidence(support=1.0), 0.72) == quoted  # sure enough
+    assert _unsure(quoted, {"answer_mode": "gemini"}, Evidence(), 0.3) == quoted  # a model's answer is flagged
+    assert _unsure(quoted, {"answer_mode": "offline"}, Evidence(refused=True), 0.3) == quoted  # a refusal
