@@ -53,13 +53,13 @@ def open_kb(data: Path, **options):
 
 def audit(data: Path) -> dict:
     """What a fresh process finds: documents, kept originals, consistency, chunks vector search cannot reach."""
-    import crash
-
     originals = data / "originals"
     try:
         kb = open_kb(data)
     except Exception as error:  # the outcome measured: reported as data, not raised
         return {"opened": False, "error": f"{type(error).__name__}: {error}"[:400], "originals": _count(originals)}
+    import crash  # only now: it puts this checkout first on sys.path, and --repo may name another one
+
     unreachable = crash.unreachable_vectors(kb)
     return {"opened": True, "docs": len(kb.documents()), "originals": _count(originals),
             "consistent": kb.check()["consistent"], "unreachable": sum(unreachable.values()),

@@ -21,14 +21,20 @@ WRITER_KEY = "writer"
 HEARTBEAT_KEY = "heartbeat"
 
 
-def _start_ticks(pid: int) -> str:
-    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat); '' when unknown."""
+def _stat(pid: int) -> list[str]:
+    """Fields 3.. of /proc/PID/stat (state first), [] when unknown (no /proc, or the process is gone)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read().decode("ascii", "replace")
     except OSError:
-        return ""
-    return stat.rsplit(")", 1)[-1].split()[19] if ")" in stat else ""
+        return []
+    return stat.rsplit(")", 1)[-1].split() if ")" in stat else []
+
+
+def _start_ticks(pid: int) -> str:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat); '' when unknown."""
+    fields = _stat(pid)
+    return fields[19] if len(fields) > 19 else ""
 
 
 def writer_id() -> str:
@@ -49,7 +55,10 @@ def _runs_here(pid: int, start: str) -> bool:
         return False
     except PermissionError:  # another user's process with this pid: it runs
         pass
-    return not start or _start_ticks(pid) in ("", start)
+    fields = _stat(pid)
+    if fields and fields[0] in ("Z", "X"):  # killed, not yet reaped by its parent: it writes nothing any more
+        return False
+    return not start or not fields or fields[19] == start
 
 
 def is_live(meta: dict, now: float | None = None) -> bool:
