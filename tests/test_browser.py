@@ -291,3 +291,64 @@ def test_evaluate_page_runs_the_bundled_sample(server, browser):
     finally:
         page.close()
     assert "Traceback" not in log.read_text()
+
+
+# ---------------------------------------------------------------- a local model (OpenAI-compatible server)
+
+@pytest.fixture(scope="module")
+def local_model_server(browser, tmp_path_factory):
+    """A streamlit server configured for a local model at an OpenAI stub (hashing embedder: the model is what is
+    tested here); yields (url, page, log, stub)."""
+    from openai_stub import OpenAIStub
+
+    data = tmp_path_factory.mktemp("local-data")
+    log = data / "server.log"
+    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "CHROMA_HOST")}
+    with OpenAIStub(tokens_per_second=40.0) as stub:
+        env.update(DOCAGENT_DATA_DIR=str(data), DOCAGENT_FAKE_EMBEDDER="1", DOCAGENT_PROVIDER="local",
+                   DOCAGENT_LOCAL_BASE_URL=stub.base_url, DOCAGENT_LOCAL_MODEL="llama3.2",
+                   HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
+        env.pop("DOCAGENT_LOCAL_API_KEY", None)
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        with open(log, "w") as out:
+            proc = subprocess.Popen(
+                [str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.port", str(port),
+                 "--server.address", "127.0.0.1", "--server.headless", "true"],
+                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            _wait_healthy(url, proc, log)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url)
+            page.get_by_text("No documents yet").wait_for(timeout=STEP_MS)
+            yield url, page, log, stub
+            page.close()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+def test_a_local_model_streams_a_cited_answer(local_model_server, tmp_path):
+    url, page, log, stub = local_model_server
+    host = stub.base_url.split("/")[2]
+    page.get_by_text(f"Local · llama3.2 @ {host}").first.wait_for(timeout=60_000)  # the mode badge
+    notes = tmp_path / "zephyr_notes.txt"
+    notes.write_text("The Zephyr project reduced energy use by 37 percent in 2023.\n\n"
+                     "Heat pumps were supplied by Nordvarme AS.\n")
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([notes])
+    page.get_by_test_id("stSidebar").get_by_text("zephyr_notes.txt — indexed").wait_for(timeout=STEP_MS)
+    chat = page.get_by_test_id("stChatInputTextArea")
+    chat.fill("How much did the Zephyr project reduce energy use?")
+    chat.press("Enter")
+    answer = page.get_by_test_id("stChatMessage").nth(1)
+    answer.get_by_role("tab", name="Reasoning").wait_for(timeout=STEP_MS)
+    written = answer.inner_text().split("Sources (")[0]  # the answer, not the passages under it
+    assert "energy use by 37 percent in 2023 [1]." in written
+    assert {r.body["model"] for r in stub.requests} == {"llama3.2"} and any(r.stream for r in stub.requests)
+    assert "could not be reached" not in answer.inner_text()
+    _shot(page, "11-local-model.png")
+    assert "Traceback" not in log.read_text()
