@@ -119,7 +119,7 @@ def _table_html(table, terms: Sequence[str]) -> str:
 
 def answer_caption(answer) -> str:
     """'Gemini · confidence 82 % (verified claims) · 4.1 s · 3 LLM calls · 2,345 tokens' (Markdown-safe)."""
-    mode = "Gemini" if answer.mode == "gemini" else "Offline (extractive)"
+    mode = {"gemini": "Gemini", "local": "Local model"}.get(answer.mode, "Offline (extractive)")
     parts = [mode, f"confidence {answer.confidence:.0%} ({getattr(answer, 'confidence_basis', '')})".replace(" ()", "")]
     parts.append(ui.format_seconds(answer.seconds))
     usage = answer.usage

@@ -15,7 +15,7 @@ from agentic_rag.offline import OfflineBrain
 from agentic_rag.review import synthesize, verify
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps import analyze, decompose_step, retrieve
-from agentic_rag.types import AnswerResult, Budgets, Citation, Usage
+from agentic_rag.types import MODEL_MODES, AnswerResult, Budgets, Citation, Usage
 
 HISTORY_TURNS = 3
 DEFAULT_BUDGETS = Budgets()  # frozen, so one shared default is safe
@@ -27,8 +27,9 @@ def build_agent(brain, retriever, *, embedder=None, budgets: Budgets = DEFAULT_B
     `embedder` (optional) sharpens the offline brain's choice of sentences; with a Gemini brain it is used by
     the offline fallback.
     """
-    if getattr(brain, "mode", None) not in ("gemini", "offline"):
-        raise ValueError("brain must be a GeminiBrain (make_gemini_brain) or an OfflineBrain")
+    if getattr(brain, "mode", None) not in (*MODEL_MODES, "offline"):
+        raise ValueError("brain must be a GeminiBrain (make_gemini_brain), a LocalBrain (make_local_brain) or an "
+                         "OfflineBrain")
     if isinstance(brain, OfflineBrain):
         offline = brain if brain.embedder is not None or embedder is None else replace(brain, embedder=embedder)
         brain = offline

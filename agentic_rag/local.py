@@ -62,8 +62,8 @@ def make_local_brain(base_url: str, model: str, *, api_key: str = "", timeout: f
 class LocalBrain(ModelBrain):
     """A ChatOpenAI on a local server plus the call policy; plan/answer/verify are ModelBrain's.
 
-    `mode` is the engine's name for "a language model writes the answer" (graph, steps and review compare
-    against "gemini"); `provider` and `label()` say which one.
+    `mode` "local" is one of agentic_rag.types.MODEL_MODES: the graph, the checks and the confidence treat it as
+    they treat Gemini; `label()` says which model at which address.
     """
 
     llm: object
@@ -74,7 +74,7 @@ class LocalBrain(ModelBrain):
     structured: bool = True
     secrets: tuple[str, ...] = field(default=(), repr=False)
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
-    mode: ClassVar[str] = "gemini"
+    mode: ClassVar[str] = "local"
     provider: ClassVar[str] = "local"
     source: ClassVar[str] = "local model"
 

@@ -21,7 +21,7 @@ from agentic_rag.rules import MAX_SUB_QUESTIONS
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps import MIN_CALL_SECONDS, StepOut, Thought, _mode_update, think, traced
 from agentic_rag.text import estimate_tokens
-from agentic_rag.types import NOT_FOUND, Verdict
+from agentic_rag.types import MODEL_MODES, NOT_FOUND, Verdict
 from agentic_rag.verify import (
     check_claim,
     claim_fit,
@@ -63,7 +63,7 @@ def synthesize(state: AgentState, run: Run) -> dict:
         # A revision is not streamed: the reader keeps the first answer until the checked one replaces it.
         stream = DisplayStream(run.on_token, {b.n for b in every}) if run.on_token and not revising else None
         focus = (*state.get("corrections", ()), *_not_covered(state)) if revising else ()
-        keep = revising and state.get("answer_mode") == "gemini"
+        keep = revising and state.get("answer_mode") in MODEL_MODES
         t = think("synthesize", state, run, lambda brain, dl: brain.answer(
             analysis, subs, blocks, coverage, on_token=stream, focus=focus, deadline=dl), keep_on_failure=keep)
         if stream is not None:
@@ -87,7 +87,7 @@ def synthesize(state: AgentState, run: Run) -> dict:
         if draft.truncated:
             warnings += ("The answer was cut short at the model's output limit.",)
         updates = {"blocks": every, "draft": draft, "answer": draft.text, "revised": True,
-                   "answer_mode": "gemini" if t.mode == "gemini" else "offline", **_mode_update(state, t)}
+                   "answer_mode": t.mode if t.mode in MODEL_MODES else "offline", **_mode_update(state, t)}
         details = {"passages": [b.header() for b in blocks], "cited": list(cited),
                    "unanswered": list(draft.unanswered)}
         return StepOut(updates, summary, details, t.calls, t.input_tokens, t.output_tokens, warnings, t.mode)
@@ -212,8 +212,8 @@ def _next_round(state: AgentState, run: Run, thought: Thought | None, missing, d
                 ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """("retrieve" | "synthesize" | "", queries to search, notes for the rewrite)."""
     wrong = [(d, c) for d, c in zip(drafts, checked, strict=True) if c.verdict == "unsupported"]
-    gemini = state.get("answer_mode") == "gemini" and state.get("mode") == "gemini" and (
-        thought is None or thought.mode == "gemini")
+    gemini = state.get("answer_mode") in MODEL_MODES and state.get("mode") == state.get("answer_mode") and (
+        thought is None or thought.mode in MODEL_MODES)
     if state.get("loops", 0) >= run.budgets.max_loops or run.seconds_left() <= 2 * MIN_CALL_SECONDS:
         return "", (), ()
     if gemini and _calls_left(state, run, thought) < CALLS_PER_ROUND:

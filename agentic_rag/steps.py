@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from agentic_rag.retrieval import retrieve_round
 from agentic_rag.rules import MAX_SUB_QUESTIONS, decompose
 from agentic_rag.state import AgentState, Run
-from agentic_rag.types import OFFLINE_LABEL, BrainError, BrainReply
+from agentic_rag.types import MODEL_MODES, OFFLINE_LABEL, BrainError, BrainReply
 
 MIN_CALL_SECONDS = 2.0  # below this much time left, no new LLM call is started
 PROMPT_OVERHEAD_TOKENS = 300  # instructions and headers around the passages, on top of what is measured
@@ -67,7 +67,7 @@ def think(step: str, state: AgentState, run: Run, call: Callable[[object, float]
     warnings: list[str] = []
     spent = (0, 0, 0)
     mode = OFFLINE_LABEL
-    if state.get("mode") == "gemini":
+    if state.get("mode") in MODEL_MODES:
         blocked = _budget_block(state, run)
         if blocked and keep_on_failure:
             return None
@@ -76,7 +76,7 @@ def think(step: str, state: AgentState, run: Run, call: Callable[[object, float]
         else:
             try:
                 reply = call(_limited(run, state), min(run.deadline, time.monotonic() + run.budgets.retry_seconds))
-                return Thought(reply, "gemini", (), reply.calls, reply.input_tokens, reply.output_tokens)
+                return Thought(reply, state["mode"], (), reply.calls, reply.input_tokens, reply.output_tokens)
             except BrainError as exc:
                 if keep_on_failure:
                     run.emit(step, {"step": step, "status": "kept", "reason": exc.reason})
@@ -111,8 +111,8 @@ def _limited(run: Run, state: AgentState):
 
 def _mode_update(state: AgentState, thought: Thought) -> dict:
     """A step Gemini could not do sends the rest of the question offline (a rules plan does not)."""
-    offline = thought.mode not in ("gemini", "rules", "failed")
-    return {"mode": "offline"} if offline and state.get("mode") == "gemini" else {}
+    offline = thought.mode not in (*MODEL_MODES, "rules", "failed")
+    return {"mode": "offline"} if offline and state.get("mode") in MODEL_MODES else {}
 
 
 def analyze(state: AgentState, run: Run) -> dict:
@@ -126,7 +126,7 @@ def analyze(state: AgentState, run: Run) -> dict:
         a = plan.analysis
         summary = (f"{a.question_type} question, {a.complexity}; concepts: {', '.join(a.key_concepts) or '-'}; "
                    f"language: {a.language}" + (f"; follow-up read as: {a.standalone}" if a.follow_up else ""))
-        if t.mode == "gemini":
+        if t.mode in MODEL_MODES:
             summary += " (one call shared with decompose)"
         elif t.mode == "rules":
             summary += " (rules: the model's plan was unusable)"

@@ -15,6 +15,7 @@ NOT_FOUND = "I could not find this in the documents."
 # Draft.refused, so a refusal in Spanish claims nothing and scores 0 as one in English does.
 NOT_FOUND_MARK = "[[NOT FOUND]]"
 OFFLINE_LABEL = "offline (extractive)"
+MODEL_MODES = ("gemini", "local")  # brains that write with a language model (the offline brain quotes)
 
 
 class BrainError(Exception):

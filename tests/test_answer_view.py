@@ -85,6 +85,8 @@ def test_answer_caption():
     assert av.answer_caption(_answer(confidence_basis="a_b")[0]).startswith("Offline (extractive) · confidence 50% (a\\_b)")
     gemini, _, _ = _answer(mode="gemini", usage=Usage(), confidence_basis="")
     assert av.answer_caption(gemini) == "Gemini · confidence 50% · 1.5 s"
+    local, _, _ = _answer(mode="local", usage=Usage(), confidence_basis="")
+    assert av.answer_caption(local) == "Local model · confidence 50% · 1.5 s"
 
 
 def test_analysis_and_retrieval_markdown():
