@@ -7,7 +7,7 @@ import time
 from pathlib import PurePosixPath
 
 from document_processor.blocks import Progress, Reading, one_line
-from document_processor.chunking import TokenCounter, chunk_blocks
+from document_processor.chunking import TokenCounter, chunk_blocks, least_pieces
 from document_processor.limits import Limits
 from document_processor.read_docx import read_docx
 from document_processor.read_image import read_image
@@ -38,12 +38,11 @@ def parse_in_process(data: bytes, name: str, limits: Limits, progress: Progress 
         progress("reading", 0, 1)
     reading = read_blocks(file_type, data, name, progress)
     title = reading.title or PurePosixPath(name).stem
+    # Known without tokenizing: a 50 MB line is refused for its size in seconds, not after minutes of chunking.
+    _refuse_if_too_many(name, least_pieces(reading.blocks, limits.chunk_chars), limits, at_least=True)
     pieces = chunk_blocks(reading.blocks, title, chunk_chars=limits.chunk_chars,
                           overlap_chars=limits.overlap_chars, counter=counter, progress=progress)
-    if len(pieces) > limits.max_chunks:
-        raise DocumentError(name, "too_large", f"the file gives {len(pieces):,} passages, over the "
-                            f"{limits.max_chunks:,} limit (indexing would take about {len(pieces) / 50 / 60:.0f} "
-                            f"minutes); split it into smaller files")
+    _refuse_if_too_many(name, len(pieces), limits)
     doc_id = hashlib.sha256(data).hexdigest()
     chunks = tuple(
         Chunk(id=chunk_id(doc_id, p.location, i, p.text), doc_id=doc_id, file_name=name, file_type=file_type,
@@ -53,6 +52,13 @@ def parse_in_process(data: bytes, name: str, limits: Limits, progress: Progress 
     return ParsedDocument(doc_id=doc_id, file_name=name, file_type=file_type, size_bytes=len(data), title=title,
                           unit_name=reading.unit_name, units=reading.units, chunks=chunks,
                           seconds=round(time.monotonic() - started, 3), warnings=reading.warnings)
+
+
+def _refuse_if_too_many(name: str, pieces: int, limits: Limits, *, at_least: bool = False) -> None:
+    if pieces > limits.max_chunks:
+        raise DocumentError(name, "too_large", f"the file gives {'at least ' if at_least else ''}{pieces:,} passages, "
+                            f"over the {limits.max_chunks:,} limit (indexing would take about "
+                            f"{pieces / 50 / 60:.0f} minutes); split it into smaller files")
 
 
 def read_blocks(file_type: str, data: bytes, name: str, progress: Progress | None = None) -> Reading:

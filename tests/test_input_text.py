@@ -181,3 +181,18 @@ def test_binary_is_still_refused_in_either_byte_order():
         with pytest.raises(DocumentError) as err:
             parse_bytes(data, "blob.txt", isolate=False)
         assert err.value.kind == "wrong_type" and err.value.file_name == "blob.txt"
+
+
+def test_a_file_with_more_passages_than_the_limit_is_refused_before_chunking(monkeypatch):
+    """The passage count is bounded from below without tokenizing, so a huge single line is refused for its
+    size at once, with that reason, instead of after minutes of chunking (or a time-out)."""
+    from document_processor import DocumentError, Limits, parsing
+
+    def never(*args, **kwargs):
+        raise AssertionError("chunking should not start")
+
+    monkeypatch.setattr(parsing, "chunk_blocks", never)
+    line = ("word " * 400_000).encode()  # 2 MB on one line: at least 1,600,000 / 1,000 passages
+    with pytest.raises(DocumentError) as refused:
+        parsing.parse_in_process(line, "one_line.txt", Limits(max_chunks=500))
+    assert refused.value.kind == "too_large" and "at least" in str(refused.value)
