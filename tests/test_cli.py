@@ -150,3 +150,21 @@ def test_ask_prints_the_checked_answer_when_it_differs_from_what_streamed(monkey
     assert cli.main(["--data-dir", str(tmp_path), "ask", "What was revenue?", "--offline"]) == 0
     out = capsys.readouterr().out
     assert "--- the answer after checking ---\nRevenue was $5m [1]. ⚠ (not supported" in out
+
+
+def test_rebuild_on_a_whole_library_changes_nothing_and_says_so(monkeypatch, capsys, tmp_path):
+    """`rebuild` indexes only kept originals the library lacks (tests/test_store_damage.py runs it on lost and
+    unreadable stores in fresh processes); on a whole library it writes nothing."""
+    from conftest import FakeEmbedder
+
+    import wiring
+
+    embedder = FakeEmbedder()
+    monkeypatch.setattr(wiring, "default_embedder", lambda data_dir, **_: embedder)
+    (tmp_path / "a.txt").write_text("Lanterns light the harbour.")
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "ingest", str(tmp_path / "a.txt")]) == 0
+    capsys.readouterr()
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "rebuild"]) == 0
+    assert "rebuilt 0 of 0 kept original(s); the library holds 1 document(s)" in capsys.readouterr().out
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "rebuild", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
