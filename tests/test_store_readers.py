@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import FakeEmbedder
 from test_store_writes import kb_on
 
@@ -20,6 +21,7 @@ _READER = """
 import json, sys
 sys.path[:0] = [{repo!r}, {tests!r}]
 from pathlib import Path
+import pytest
 from conftest import FakeEmbedder
 from wiring import open_knowledge_base
 
@@ -50,6 +52,7 @@ def body(i: int, paragraphs: int) -> bytes:
                        for p in range(paragraphs)).encode()
 
 
+@pytest.mark.slow
 def test_a_read_only_process_sees_the_owners_writes_without_errors(tmp_path):
     data = tmp_path / "data"
     owner = kb_on(make_client(data), data, FakeEmbedder())  # this process owns the directory

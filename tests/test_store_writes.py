@@ -105,6 +105,7 @@ print(json.dumps(seen))
 """
 
 
+@pytest.mark.slow
 def test_a_disk_that_fills_during_the_bm25_save_leaves_the_library_as_before_with_the_first_error(tmp_path):
     """The disk "fills" (RLIMIT_FSIZE in a child process) once the chunks are in Chroma: the BM25 save fails,
     and so does the rollback's delete in Chroma. Then a new process (the user starting again) retries."""
