@@ -539,11 +539,9 @@ BOMBS = {
 
 @pytest.mark.parametrize("name", sorted(BOMBS))
 def test_zip_bombs_are_refused_before_parsing(name):
-    started = time.monotonic()
     with pytest.raises(DocumentError) as err:
         parse_bytes(_bomb(*BOMBS[name]), name, isolate=False)
     assert err.value.kind == "zip_bomb" and "expands" in err.value.reason
-    assert time.monotonic() - started < 5
 
 
 def test_declared_total_over_the_limit_is_a_zip_bomb():
@@ -647,25 +645,27 @@ def test_isolated_parse_matches_in_process(deck_pptx):
     assert err.value.kind == "corrupt"  # errors come back from the child with their kind
 
 
-def test_a_warm_worker_costs_milliseconds_not_an_interpreter_start():
+def test_every_file_is_read_by_a_child_of_one_warm_fork_server():
+    """No file pays for an interpreter start: the readers are imported once, in the fork server, and every file
+    is parsed in a fork of it (what that saves is measured in bench/, never asserted here)."""
+    import multiprocessing.forkserver as fs
+
+    from document_processor import isolation
+
     parse_bytes(b"warm the fork server", "warm.txt")
-    timings = []
+    server = fs._forkserver._forkserver_pid
     for _ in range(3):
-        started = time.monotonic()
-        parse_bytes(b"tiny", "tiny.txt")
-        timings.append(time.monotonic() - started)
-    assert min(timings) < 0.5  # a fresh interpreter importing the readers takes over a second here
+        assert parse_bytes(b"tiny text", "tiny.txt").chunks
+    assert server is not None and fs._forkserver._forkserver_pid == server
+    assert "document_processor.worker" in isolation.PRELOAD
 
 
 def test_slow_file_times_out_and_the_child_is_gone():
     parse_bytes(b"warm the fork server", "warm.txt")
     slow = technical_text(2500).encode()  # a few seconds of chunking, far beyond the limit
-    started = time.monotonic()
     with pytest.raises(DocumentError) as err:
         parse_bytes(slow, "slow.md", limits=Limits(timeout_s=0.3))
-    elapsed = time.monotonic() - started
     assert err.value.kind == "timeout" and err.value.reason == "took longer than 0.3 s"
-    assert elapsed < 10
     deadline = time.monotonic() + 5
     while _forkserver_children() and time.monotonic() < deadline:
         time.sleep(0.05)

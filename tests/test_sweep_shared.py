@@ -1,9 +1,10 @@
-"""Every public test document either parses or fails with a DocumentError in time; known cases fail for
-the known reason. Runs the real isolated path (fork server, deadline, memory cap)."""
+"""Every public test document either parses or fails with a DocumentError; known cases fail for the known reason.
+Runs the real isolated path (fork server, deadline, memory cap: the parser enforces the time, so this does not
+time it; bench/hostile.py measures the seconds)."""
 
 from __future__ import annotations
 
-import time
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,9 @@ LIMITS = Limits(timeout_s=60.0)
 EXPECTED = {
     "pdf_hard/crazyones-encrypted-256.pdf": "encrypted", "pdf_hard/libreoffice-writer-password.pdf": "encrypted",
     "pdf_hard/r2-empty-password.pdf": "ok", "pdf_hard/r6-user-password.pdf": "ok",
-    "pdf_hard/imagemagick-CCITTFaxDecode.pdf": "no_text", "pdf_hard/issue5549.pdf": "no_text",
+    "pdf_hard/imagemagick-CCITTFaxDecode.pdf": "no_text",
+    # A picture with a few printed words: read by OCR (with a low-confidence warning) when Tesseract is there.
+    "pdf_hard/issue5549.pdf": "ok" if shutil.which("tesseract") else "no_text",
     "pdf_hard/large-inline-image.pdf": "no_text", "pdf_hard/empty.pdf": "empty",
     "pdf_hard/1412.6980_zeroed_header.pdf": "ok", "pdf_hard/freeculture.pdf": "ok", "pdf_hard/tracemonkey.pdf": "ok",
     "pdf_hard/outlines-with-loop.pdf": "ok", "pdf_hard/outlines-with-invalid-destinations.pdf": "ok",
@@ -38,7 +41,6 @@ EXPECTED = {
 @pytest.mark.parametrize("relative", FILES)
 def test_shared_document_parses_or_fails_cleanly(shared_data, relative):
     path = shared_data / relative
-    started = time.monotonic()
     try:
         doc = parse_file(path, limits=LIMITS)
     except DocumentError as exc:
@@ -48,7 +50,6 @@ def test_shared_document_parses_or_fails_cleanly(shared_data, relative):
         outcome = "ok"
         assert all(model_files.count_tokens(c.index_text) <= model_files.MAX_TOKENS for c in doc.chunks)
         assert [c.ordinal for c in doc.chunks] == list(range(len(doc.chunks)))
-    assert time.monotonic() - started < LIMITS.timeout_s + 10
     expected = EXPECTED.get(relative) or ("ok" if relative.endswith(".pdf") and relative.startswith(("papers/", "bench/")) else None)
     if expected is not None:
         assert outcome == expected
