@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
-from chromadb.errors import NotFoundError
+from chromadb.errors import ChromaError, NotFoundError
 
 from document_processor import Chunk, ParsedDocument
 from vector_db import client as client_mod
@@ -55,8 +55,8 @@ def _guarded(method):
         except StoreError as error:
             if any(sign in str(error) for sign in _DISK_FAILURES):
                 self._disk_failure = self._disk_failure or str(error)
-            if not self._follows_owner():
-                raise
+            if not self._follows_owner() or not isinstance(error.__cause__, ChromaError):
+                raise  # only Chroma's own failures can come from a stale view (not a refused write, say)
             log.info("stale read of %s (%s): loading the owner's state and reading again", self.where, error)
         with reaching(self.where):  # a reader whose view broke ("Error finding id") reads the owner's new state
             self._follow_owner(now=True)
