@@ -9,21 +9,20 @@ opened while another process owns the directory is read-only (vector_db.owner): 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import re
-import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
-from chromadb.errors import ChromaError, NotFoundError
+from chromadb.errors import NotFoundError
 
 from document_processor import Chunk, ParsedDocument
 from vector_db import client as client_mod
-from vector_db import lease, library, owner, sweep, vector_index, writing
+from vector_db import guard, lease, library, owner, sweep, vector_index, writing
 from vector_db.client import StoreError, describe, embedded_path, reaching
+from vector_db.guard import guarded
 from vector_db.records import READY, DocumentRecord, chunk_from_stored, record_for
 from vector_db.search import ChunkFilter, nearest
 
@@ -32,37 +31,6 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
 _NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,54}[a-zA-Z0-9]")
 _COSINE = {"hnsw": {"space": "cosine"}}
-# SQLite's words for a write the disk refused. Measured (Chroma 1.5.9, disk filled by RLIMIT_FSIZE): after one,
-# the next write of the same process waits forever inside Chroma; a new process recovers the database.
-_DISK_FAILURES = ("disk I/O error", "database or disk is full")
-REOPEN_SECONDS = 30.0  # a read-only process reloads the owner's state at most this often, unless a read fails
-
-
-def _guarded(method):
-    """Run a store method with Chroma failures turned into StoreError, looking collections up again once when
-    another process (or a server restart on fresh storage) deleted them."""
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        try:
-            with reaching(self.where):
-                self._follow_owner()
-                try:
-                    return method(self, *args, **kwargs)
-                except NotFoundError:
-                    self._forget()
-                    return method(self, *args, **kwargs)
-        except StoreError as error:
-            if any(sign in str(error) for sign in _DISK_FAILURES):
-                self._disk_failure = self._disk_failure or str(error)
-            if not self._follows_owner() or not isinstance(error.__cause__, ChromaError):
-                raise  # only Chroma's own failures can come from a stale view (not a refused write, say)
-            log.info("stale read of %s (%s): loading the owner's state and reading again", self.where, error)
-        with reaching(self.where):  # a reader whose view broke ("Error finding id") reads the owner's new state
-            self._follow_owner(now=True)
-            return method(self, *args, **kwargs)
-
-    return wrapper
 
 
 class VectorStore:
@@ -96,9 +64,7 @@ class VectorStore:
         self._records_cache: tuple[int, list[DocumentRecord]] | None = None
         self._disk_failure = ""
         self._finished = ""  # what finish_interrupted did when the collections were first looked up
-        self._followed: int | None = None  # the owner's generation this read-only store's Chroma view is from
-        self._reopened_at = -REOPEN_SECONDS  # the first move of the owner's generation reloads at once
-        self._reopen_lock = threading.Lock()
+        self._follower = guard.Follower()
         self.where = describe(client)
         path = embedded_path(client)
         self._claim = owner.claim(path) if path is not None else None
@@ -126,24 +92,10 @@ class VectorStore:
         return self._claim is not None and not self._claim.owner
 
     def _follow_owner(self, now: bool = False) -> None:
-        """In a process that only reads an embedded directory another process owns: load Chroma afresh when the
-        owner's generation moved (at most every REOPEN_SECONDS; `now`: at once, whatever the generation, since
-        the owner may be mid-write), so reads see the owner's new state.
-
-        Measured: a reader kept each view's memory (~5 MB at 8,000 chunks, 39 reloads: 349 MB against 163 MB for
-        a fresh process), hence the interval; between reloads reads see the previous state, and a read that
-        fails on it reloads at once (`now`) and reads again."""
-        if not self._follows_owner():
-            return
-        with self._reopen_lock:
-            generation = library.read_generation(self._cols()[1])
-            if self._followed is None:
-                self._followed = generation
-            moved = generation != self._followed and time.monotonic() - self._reopened_at >= REOPEN_SECONDS
-            if now or moved:
-                self._client = client_mod.reopen(self._client)
-                self._forget()
-                self._reopened_at, self._followed = time.monotonic(), generation
+        """Load Chroma afresh when the owner moved on (guard.Follower says when)."""
+        if self._follows_owner() and self._follower.due(library.read_generation(self._cols()[1]), now):
+            self._client = client_mod.reopen(self._client)
+            self._forget()
 
     def _forget(self) -> None:
         """Drop cached collections and records, to look them up again (after a deletion elsewhere)."""
@@ -179,7 +131,7 @@ class VectorStore:
 
     # ---- writing -----------------------------------------------------------------------------------------------
 
-    @_guarded
+    @guarded
     def add_document(self, parsed: ParsedDocument, progress: Progress | None = None, *,
                      ready: bool = True) -> DocumentRecord:
         """Embed and store every chunk of `parsed`, batch by batch; return its "ready" library record.
@@ -224,7 +176,7 @@ class VectorStore:
         library.bump_generation(lib)
         return done
 
-    @_guarded
+    @guarded
     def commit_document(self, doc_id: str, *, generation: int = 0) -> DocumentRecord:
         """Make a document added with `ready=False` visible, moving the generation to `generation` (from
         next_generation) unless another write moved it past that meanwhile.
@@ -244,7 +196,7 @@ class VectorStore:
         library.bump_generation(lib, to=generation)
         return done
 
-    @_guarded
+    @guarded
     def next_generation(self) -> int:
         """The generation a write finishing now would give the store (for an index saved just before it)."""
         return library.next_generation(self._cols()[1])
@@ -257,7 +209,7 @@ class VectorStore:
         except Exception as cleanup_error:  # the add's own exception is the one the caller must see
             log.warning("could not remove the partly indexed document %s (recover() will): %s", doc_id, cleanup_error)
 
-    @_guarded
+    @guarded
     def delete_document(self, doc_id: str) -> int:
         """Remove a document's record and chunks; return how many chunks were removed (0 when unknown)."""
         self._writable()
@@ -268,7 +220,7 @@ class VectorStore:
         library.bump_generation(lib)
         return removed
 
-    @_guarded
+    @guarded
     def clear(self) -> None:
         """Remove every document and chunk (the generation keeps growing, so other processes see the change)."""
         self._writable()
@@ -298,28 +250,28 @@ class VectorStore:
     def _ready(self) -> list[DocumentRecord]:
         return [r for r in self._records() if r.status == READY]
 
-    @_guarded
+    @guarded
     def documents(self) -> list[DocumentRecord]:
         """Ready documents, sorted by file name (then by when they were added)."""
         return sorted(self._ready(), key=lambda r: (r.file_name.lower(), r.file_name, r.added_at))
 
-    @_guarded
+    @guarded
     def get_document(self, doc_id: str) -> DocumentRecord | None:
         """The record of `doc_id` whatever its status ("indexing" or "ready"), or None."""
         return library.get_record(self._cols()[1], doc_id)
 
-    @_guarded
+    @guarded
     def find_by_name(self, file_name: str) -> list[DocumentRecord]:
         """Ready documents called `file_name` (in any Unicode normal form: sweep.same_name), newest first."""
         wanted = sweep.same_name(file_name)
         return sweep.newest_first(r for r in self._ready() if sweep.same_name(r.file_name) == wanted)
 
-    @_guarded
+    @guarded
     def count(self) -> int:
         """Chunks of ready documents."""
         return sum(r.chunks for r in self._ready())
 
-    @_guarded
+    @guarded
     def generation(self) -> int:
         """A number that changes with every completed add, delete or clear, in this process or any other.
 
@@ -329,7 +281,7 @@ class VectorStore:
     def _ready_ids(self) -> set[str]:
         return {r.doc_id for r in self._ready()}
 
-    @_guarded
+    @guarded
     def chunk_ids(self) -> list[str]:
         """Ids of every stored chunk of a ready document."""
         ready, chunks_col = self._ready(), self._cols()[0]
@@ -364,7 +316,7 @@ class VectorStore:
                 if meta["doc_id"] in ready:
                     yield chunk_from_stored(cid, text, meta)
 
-    @_guarded
+    @guarded
     def document_chunks(self, doc_id: str) -> list[Chunk]:
         """Every stored chunk of one ready document, in reading order ([] for an unknown or unfinished one)."""
         if doc_id not in self._ready_ids():
@@ -378,7 +330,7 @@ class VectorStore:
                     for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)]
         return sorted(out, key=lambda c: c.ordinal)
 
-    @_guarded
+    @guarded
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         """The chunks with these ids, in the order asked; ids not stored (or of unready documents) are skipped."""
         wanted = list(dict.fromkeys(ids))
@@ -392,7 +344,7 @@ class VectorStore:
                     found[cid] = chunk_from_stored(cid, text, meta)
         return [found[i] for i in ids if i in found]
 
-    @_guarded
+    @guarded
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored embeddings of these chunk ids (ids not stored are left out); no embedding is computed."""
         wanted = list(dict.fromkeys(ids))
@@ -406,7 +358,7 @@ class VectorStore:
                                                                                      strict=True))
         return out
 
-    @_guarded
+    @guarded
     def query(self, vector: np.ndarray, n: int, filters: ChunkFilter | None = None) -> list[tuple[Chunk, float]]:
         """The `n` chunks nearest to `vector` as (chunk, cosine similarity), best first; [] when nothing matches.
 
@@ -422,7 +374,7 @@ class VectorStore:
 
     # ---- repair ------------------------------------------------------------------------------------------------
 
-    @_guarded
+    @guarded
     def recover(self) -> list[str]:
         """Sweep what an interrupted process left: half-indexed documents (unless their writer still runs),
         chunks without a record, damaged documents, and older duplicates of a file name (the newest stays); then
