@@ -208,7 +208,7 @@ def test_upload_ask_and_view_the_source(server, tmp_path):
     assert sidebar.get_by_text("broken.pdf — failed").is_visible()
     _shot(page, "03-dropped.png")
 
-    chat = page.get_by_test_id("stChatInputTextArea")
+    chat = page.get_by_role("textbox", name="Ask about your documents")
     chat.fill("How much did the Zephyr project reduce energy use?")
     chat.press("Enter")
     answer = page.get_by_test_id("stChatMessage").nth(1)
@@ -341,7 +341,7 @@ def test_a_local_model_streams_a_cited_answer(local_model_server, tmp_path):
                      "Heat pumps were supplied by Nordvarme AS.\n")
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([notes])
     page.get_by_test_id("stSidebar").get_by_text("zephyr_notes.txt — indexed").wait_for(timeout=STEP_MS)
-    chat = page.get_by_test_id("stChatInputTextArea")
+    chat = page.get_by_role("textbox", name="Ask about your documents")
     chat.fill("How much did the Zephyr project reduce energy use?")
     chat.press("Enter")
     answer = page.get_by_test_id("stChatMessage").nth(1)
