@@ -218,7 +218,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answer a question from the indexed documents, with citations, verification and the engine's trace."""
-    from wiring import default_embedder, make_agent
+    from wiring import default_embedder, gemini_key_from_env, make_agent
 
     embedder = default_embedder(args.data_dir)
     kb = _open_kb(args, embedder)
@@ -227,8 +227,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     except LookupError as e:
         print(e, file=sys.stderr)
         return 2
-    key = "" if args.offline else os.environ.get("GOOGLE_API_KEY", "").strip()
-    agent = make_agent(kb, embedder, api_key=key, model=args.model)
+    try:  # the provider, model and key come from the environment (wiring), --offline overrides them
+        agent = make_agent(kb, embedder, api_key=gemini_key_from_env(), model=args.model,
+                           provider="offline" if args.offline else None)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     streamed: list[str] = []
 
     def stream(text: str) -> None:
@@ -260,8 +264,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a golden-question dataset through retrieval and the engine; print the figures (see evaluation/)."""
     from evaluation import eval_command
+    from wiring import gemini_key_from_env, model_env
 
-    offline = args.offline or not os.environ.get("GOOGLE_API_KEY", "").strip()  # no key: offline, as `ask` does
+    # As `ask` does: the provider DOCAGENT_PROVIDER names; unset, Gemini with a key, else offline.
+    offline = args.offline or (not gemini_key_from_env() and model_env().provider not in ("local", "gemini"))
     return eval_command(args.dataset, args.data_dir, docs=args.docs, offline=offline,
                         strategies=tuple(args.strategy or ("hybrid",)), as_json=args.json, min_hit5=args.min_hit5,
                         min_mrr=args.min_mrr, min_accuracy=args.min_accuracy, k=args.k)
@@ -312,7 +318,8 @@ def _rebuild_arguments(parser: argparse.ArgumentParser) -> None:
 def _ask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question")
     parser.add_argument("--offline", action="store_true", help="never call Gemini (extractive answers)")
-    parser.add_argument("--model", default="gemini-2.5-flash", help="Gemini model (default gemini-2.5-flash)")
+    parser.add_argument("--model", default=None,
+                        help="Gemini model (default: $DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL)")
     parser.add_argument("--strategy", choices=STRATEGY_CHOICES, default="auto")
     parser.add_argument("-k", type=int, default=8, help="passages given to the answer (default 8)")
     parser.add_argument("--doc", action="append", metavar="NAME", help="only this document (repeatable)")

@@ -111,6 +111,12 @@ def gemini_model_from_env(given: str | None = None, environ: Mapping[str, str] |
     return (given or "").strip() or (environ.get(GEMINI_MODEL_ENV) or "").strip() or DEFAULT_GEMINI_MODEL
 
 
+def gemini_key_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """The Gemini key from $GOOGLE_API_KEY, else $GEMINI_API_KEY (both names Google documents); "" when unset."""
+    environ = os.environ if environ is None else environ
+    return (environ.get("GOOGLE_API_KEY") or environ.get("GEMINI_API_KEY") or "").strip()
+
+
 def model_env(environ: Mapping[str, str] | None = None) -> ModelConfig:
     """The model variables as set, unchecked (provider "" when unset), for the app to show and let be fixed."""
     environ = os.environ if environ is None else environ

@@ -168,3 +168,36 @@ def test_rebuild_on_a_whole_library_changes_nothing_and_says_so(monkeypatch, cap
     assert "rebuilt 0 of 0 kept original(s); the library holds 1 document(s)" in capsys.readouterr().out
     assert cli.main(["--data-dir", str(tmp_path / "data"), "rebuild", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+def test_ask_takes_the_provider_from_the_environment_and_offline_overrides_it(monkeypatch, capsys, tmp_path):
+    from types import SimpleNamespace
+
+    import wiring
+
+    seen = []
+    answer = {"answer": "quoted", "citations": [], "mode": "offline", "confidence": 0.5, "usage": {"llm_calls": 0},
+              "seconds": 0.1, "warnings": []}
+
+    def make_agent(kb, embedder, *, api_key="", model=None, provider=None):
+        config = wiring.model_config(api_key=api_key, gemini_model=model, provider=provider)  # what wiring checks
+        seen.append(config)
+        return SimpleNamespace(ask=lambda question, **options: SimpleNamespace(to_dict=lambda: answer))
+
+    monkeypatch.setattr(wiring, "default_embedder", lambda data_dir: None)
+    monkeypatch.setattr(wiring, "make_agent", make_agent)
+    monkeypatch.setattr(cli, "_open_kb", lambda args, embedder=None: None)
+    monkeypatch.setenv("DOCAGENT_PROVIDER", "local")
+    monkeypatch.delenv("DOCAGENT_LOCAL_MODEL", raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", "k-from-the-other-name")
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.delenv("DOCAGENT_GEMINI_MODEL", raising=False)
+    # A local provider without a model: one line naming the fix, no traceback.
+    assert cli.main(["--data-dir", str(tmp_path), "ask", "What was revenue?", "--json"]) == 2
+    assert "DOCAGENT_LOCAL_MODEL" in capsys.readouterr().err and not seen
+    assert cli.main(["--data-dir", str(tmp_path), "ask", "What was revenue?", "--offline", "--json"]) == 0
+    assert seen[-1].provider == "offline"  # --offline wins over DOCAGENT_PROVIDER
+    monkeypatch.setenv("DOCAGENT_PROVIDER", "gemini")
+    assert cli.main(["--data-dir", str(tmp_path), "ask", "What was revenue?", "--json"]) == 0
+    assert seen[-1].gemini_key == "k-from-the-other-name"  # GEMINI_API_KEY is read as GOOGLE_API_KEY is
+    assert seen[-1].gemini_model == wiring.DEFAULT_GEMINI_MODEL
