@@ -236,7 +236,8 @@ def result_line(result) -> tuple[str, str]:
     units = plural(result.units, result.unit_name) if result.unit_name else ""
     facts = ", ".join(p for p in (plural(result.chunks, "chunk"), units, format_seconds(result.seconds)) if p)
     verb = "replaced the earlier version" if status == "replaced" else "indexed"
-    return status, f"**{name}** — {verb} ({facts})"
+    warned = "".join(f" — ⚠ {md_text(w)}" for w in result.warnings)
+    return status, f"**{name}** — {verb} ({facts}){warned}"
 
 
 def document_caption(record) -> str:

@@ -17,7 +17,7 @@ import logging
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from advanced_retrieval.bm25 import BM25Index, BM25IndexError, ids_hash
@@ -53,6 +53,7 @@ class IngestResult:
     units: int = 0
     unit_name: str = ""
     seconds: float = 0.0
+    warnings: tuple[str, ...] = ()  # indexed, but part of it read poorly or not at all (e.g. a low-confidence scan)
 
 
 def shown_name(name: str) -> str:
@@ -213,7 +214,8 @@ class KnowledgeBase:
                                 seconds=time.monotonic() - started)
         try:
             with self._lock.hold():
-                return self._write(parsed, report, started, source)
+                result = self._write(parsed, report, started, source)
+            return replace(result, warnings=tuple(parsed.warnings)) if result.status != "failed" else result
         except (StoreError, LockTimeout, BM25IndexError, OSError) as e:
             return IngestResult(name, "failed", reason=str(e), kind="store", seconds=time.monotonic() - started)
 

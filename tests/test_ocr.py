@@ -302,3 +302,16 @@ def test_a_page_that_hangs_in_ocr_is_named_in_the_timeout():
         _collect(pipe, None, "long-scan.pdf", Limits(timeout_s=60), lambda *p: seen.append(p))
     assert err.value.kind == "timeout" and err.value.reason == "OCR of page 2 took longer than 60 s"
     assert seen == [("ocr", 1, 3), ("reading", 1, 3), ("ocr", 2, 3)]
+
+
+@needs_tesseract
+def test_a_low_confidence_scan_is_indexed_with_its_warning_on_the_result(monkeypatch, tmp_path, fake_embedder):
+    from advanced_retrieval import KnowledgeBase
+    from vector_db import VectorStore, make_client
+
+    monkeypatch.setattr(ocr_module, "LOW_CONFIDENCE", 101.0)  # every real result is "low" against 101
+    store = VectorStore(make_client(tmp_path / "data"), fake_embedder)
+    kb = KnowledgeBase(store, tmp_path / "bm25", fake_embedder, isolate=False)  # the patch reaches the parser
+    result = kb.ingest_bytes(scanned_pdf(PAGE_TEXT[:1]), "faint.pdf")
+    assert result.status == "indexed" and len(result.warnings) == 1
+    assert result.warnings[0].startswith("OCR confidence is low (mean ")

@@ -151,7 +151,7 @@ def test_progress_estimate_never_goes_backwards_and_survives_zero_totals():
 
 def _result(**kw):
     base = dict(file_name="a.pdf", status="indexed", reason="", kind="", doc_id="d1", duplicate_of=None,
-                chunks=12, units=3, unit_name="page", seconds=1.5)
+                chunks=12, units=3, unit_name="page", seconds=1.5, warnings=())
     base.update(kw)
     return SimpleNamespace(**base)
 
@@ -241,3 +241,13 @@ def test_a_scan_shows_its_ocr_pages_while_it_is_read():
     fraction, label = est.update("ocr", 3, 12)
     assert label.startswith("scan.pdf — reading (OCR) page 3/12") and 0.0 < fraction <= 0.15
     assert est.update("chunking", 0, 1)[0] >= fraction
+
+
+def test_a_file_indexed_with_a_warning_says_so_on_its_line():
+    from advanced_retrieval import IngestResult
+
+    result = IngestResult("scan.png", "indexed", chunks=2, units=1, unit_name="page", seconds=3.0,
+                          warnings=("OCR confidence is low (mean 38/100): check the passages against the page",))
+    status, line = ui.result_line(result)
+    assert status == "indexed" and line.endswith("— ⚠ OCR confidence is low (mean 38/100)\\: check the passages "
+                                                 "against the page")
