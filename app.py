@@ -48,13 +48,26 @@ def load_embedder(model_dir: str, fake: bool):
 
 
 @st.cache_resource(show_spinner=False)
+def rebuild_requests() -> set:
+    """Data dirs whose next opening rebuilds the library from the kept originals (the Rebuild button)."""
+    return set()
+
+
+@st.cache_resource(show_spinner=False)
 def load_knowledge_base(data_dir: str, model_dir: str, fake: bool):
-    """Store + BM25 behind one KnowledgeBase (built as the CLI builds it); it serialises all sessions' writes."""
+    """Store + BM25 behind one KnowledgeBase (built as the CLI builds it); it serialises all sessions' writes.
+
+    A store that lost its data raises vector_db.LibraryDamaged (nothing is cached): the page then offers the
+    rebuild, and the next opening indexes the kept originals again (cli.py rebuild does the same).
+    """
     from document_processor import warm_up
     from wiring import open_knowledge_base
 
     warm_up(rt.main_script_imports(sys.modules["__main__"], sys.modules))  # parse children start in ms, not seconds
-    return open_knowledge_base(Path(data_dir), embedder=load_embedder(model_dir, fake))
+    rebuild = data_dir in rebuild_requests()
+    kb = open_knowledge_base(Path(data_dir), embedder=load_embedder(model_dir, fake), rebuild=rebuild)
+    rebuild_requests().discard(data_dir)
+    return kb
 
 
 @st.cache_resource(show_spinner=False)
@@ -800,8 +813,28 @@ def open_library(cfg: rt.AppConfig):
     except (ImportError, *library_errors()) as error:
         log.error("cannot open the library", exc_info=error)
         st.error(f"The library cannot be opened: {ui.md_text(str(error))}", icon=":material/error:")
+        offer_rebuild(cfg, error)
         st.stop()
+    if st.session_state.pop("rebuild_requested", False) and kb.rebuilt:
+        done = sum(r.status != "failed" for r in kb.rebuilt)
+        st.success(f"Library rebuilt from the kept originals: {done} of {len(kb.rebuilt)} files indexed again.",
+                   icon=":material/build:")
     return kb
+
+
+def offer_rebuild(cfg: rt.AppConfig, error: BaseException) -> None:
+    """For a store that lost its data: rebuild from the kept originals (the user's only copies are never
+    deleted; a damaged database is set aside, not emptied)."""
+    from vector_db import LibraryDamaged
+
+    if not isinstance(error, LibraryDamaged):
+        return
+    st.info("Your files are safe: a copy of every indexed file is kept in the data directory. Rebuilding indexes "
+            "them again; a damaged database is set aside, not deleted.", icon=":material/info:")
+    if st.button("Rebuild the library from the kept originals", icon=":material/build:", key="rebuild_library"):
+        rebuild_requests().add(resources(cfg)[0])
+        st.session_state["rebuild_requested"] = True
+        st.rerun()
 
 
 # Streamlit runs this file as __main__. The parser's worker processes re-run the main script as __mp_main__

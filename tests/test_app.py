@@ -516,3 +516,34 @@ def test_a_local_server_that_is_down_is_named_and_the_answer_is_offline(tmp_path
     assistant = at.chat_message[1]
     assert any("37 percent" in t for t in texts(assistant))
     assert any("could not be reached" in plain(w.value) for w in assistant.warning) and not at.exception
+
+
+def test_a_library_that_lost_its_data_offers_the_rebuild_and_does_it(tmp_path, monkeypatch):
+    """A lost store is an error with a Rebuild button, never an emptied library; the button reopens the library
+    with rebuild=True (which indexes the kept originals again: tests/test_store_damage.py)."""
+    import wiring
+    from advanced_retrieval import IngestResult
+    from vector_db import LibraryDamaged
+
+    real_open, calls = wiring.open_knowledge_base, []
+
+    def open_knowledge_base(data_dir, *, embedder=None, rebuild=False, **options):
+        calls.append(rebuild)
+        if not rebuild:
+            raise LibraryDamaged(f"the library at {data_dir} lost its data (its index is empty); your files are "
+                                 "kept: run `python cli.py rebuild`")
+        kb = real_open(data_dir, embedder=embedder, **options)
+        kb.rebuilt = [IngestResult("a.txt", "indexed"), IngestResult("b.pdf", "failed", reason="corrupt")]
+        return kb
+
+    monkeypatch.setattr(wiring, "open_knowledge_base", open_knowledge_base)
+    monkeypatch.setenv("DOCAGENT_DATA_DIR", str(tmp_path / "lost"))
+    monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()
+    assert any("lost its data" in e.value for e in at.error) and calls == [False]
+    button = next(b for b in at.button if b.key == "rebuild_library")
+    at = button.click().run()
+    no_failures(at)
+    assert calls[-1] is True
+    assert any("Library rebuilt from the kept originals: 1 of 2 files indexed again." in s.value for s in at.success)
+    assert not at.error
