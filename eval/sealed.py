@@ -22,15 +22,16 @@ measure on a user's clone).
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import linked_set  # noqa: E402
+
+REPO = linked_set.REPO
 DATASET = REPO / "eval" / "sealed.jsonl"
-SHARED = REPO.parent / "shared" / "data"
+SHARED = linked_set.SHARED
 
 # Where each document of the dataset lives under ../shared/data.
 DOCUMENTS = {
@@ -50,45 +51,17 @@ DOCUMENTS = {
 
 def document_paths(shared: Path) -> list[Path]:
     """The sealed documents under `shared` (the ../shared/data folder), in a stable order."""
-    return [shared / folder / name for name, folder in DOCUMENTS.items()]
+    return linked_set.document_paths(DOCUMENTS, shared)
 
 
 def link_documents(shared: Path, folder: Path) -> Path:
     """Symlink every sealed document into `folder` (one flat docs folder for `eval --docs`); returns it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for path in document_paths(shared):
-        link = folder / path.name
-        if not link.exists():
-            link.symlink_to(path)
-    return folder
-
-
-def _arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shared", type=Path, default=SHARED, help="the ../shared/data folder")
-    parser.add_argument("--data-dir", type=Path, help="index folder (default: a temp folder, deleted after)")
-    parser.add_argument("--strategy", action="append", dest="strategies", help="hybrid, vector, bm25 (repeatable)")
-    parser.add_argument("--gemini", action="store_true", help="answer with Gemini (GOOGLE_API_KEY) not offline")
-    parser.add_argument("--json", action="store_true", help="print the full report as JSON")
-    return parser.parse_args(argv)
+    return linked_set.link_documents(DOCUMENTS, shared, folder)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Link the documents, index them, run the sealed set, print the report; the exit code of eval_command."""
-    sys.path.insert(0, str(REPO))
-    from evaluation import eval_command
-
-    args = _arguments(argv)
-    missing = [p for p in document_paths(args.shared) if not p.is_file()]
-    if missing:
-        print(f"sealed documents not found under {args.shared} ({len(missing)} missing, e.g. {missing[0]});"
-              " nothing to measure", file=sys.stderr)
-        return 0
-    with tempfile.TemporaryDirectory(prefix="sealed-") as scratch:
-        docs = link_documents(args.shared, Path(scratch) / "docs")
-        return eval_command(DATASET, args.data_dir or Path(scratch) / "index", docs=docs,
-                            offline=not args.gemini, strategies=tuple(args.strategies or ("hybrid",)),
-                            as_json=args.json, model_dir=os.environ.get("DOCAGENT_MODEL_DIR") or None)
+    return linked_set.run("sealed", DATASET, DOCUMENTS, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":

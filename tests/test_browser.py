@@ -9,6 +9,7 @@ Playwright never downloads a browser here: without /usr/bin/chromium the tests s
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -60,6 +61,29 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log: Path) -> None:
     pytest.fail(f"streamlit did not answer within {READY_SECONDS} s:\n{log.read_text()[-3000:]}")
 
 
+@contextlib.contextmanager
+def streamlit_app(env: dict, log: Path):
+    """`streamlit run app.py` on a free 127.0.0.1 port, exactly as `make run` starts it; yields its URL once it
+    answers, and stops it (killed if it will not stop) afterwards."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true"],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait_healthy(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
 @pytest.fixture(scope="module")
 def browser():
     _require_chromium()
@@ -77,20 +101,13 @@ def server(browser, tmp_path_factory):
     data = tmp_path_factory.mktemp("data")
     log = data / "server.log"
     env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY",
-                                                             "DOCAGENT_FAKE_EMBEDDER", "CHROMA_HOST")}
+                                                             "DOCAGENT_FAKE_EMBEDDER", "CHROMA_HOST")
+           and not k.startswith(("DOCAGENT_PROVIDER", "DOCAGENT_LOCAL_"))}  # offline, whatever the shell says
     env.update(DOCAGENT_DATA_DIR=str(data), DOCAGENT_MODEL_DIR=str(ARTIFACTS / "model-cache"),
                HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
     ARTIFACTS.mkdir(exist_ok=True)
     started = time.monotonic()
-    with open(log, "w") as out:
-        proc = subprocess.Popen(  # the `streamlit` launcher, exactly as `make run` starts the app
-            [str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.headless", "true"],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait_healthy(url, proc, log)
+    with streamlit_app(env, log) as url:
         timings = {"server_healthy_s": round(time.monotonic() - started, 2)}
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(url)
@@ -102,13 +119,6 @@ def server(browser, tmp_path_factory):
         print(f"\nstreamlit run -> {timings}")
         yield url, page, log
         page.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 def _documents(tmp: Path) -> dict[str, Path]:
@@ -309,27 +319,12 @@ def local_model_server(browser, tmp_path_factory):
                    DOCAGENT_LOCAL_BASE_URL=stub.base_url, DOCAGENT_LOCAL_MODEL="llama3.2",
                    HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
         env.pop("DOCAGENT_LOCAL_API_KEY", None)
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        with open(log, "w") as out:
-            proc = subprocess.Popen(
-                [str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.port", str(port),
-                 "--server.address", "127.0.0.1", "--server.headless", "true"],
-                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            _wait_healthy(url, proc, log)
+        with streamlit_app(env, log) as url:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(url)
             page.get_by_text("No documents yet").wait_for(timeout=STEP_MS)
             yield url, page, log, stub
             page.close()
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
 
 
 def test_a_local_model_streams_a_cited_answer(local_model_server, tmp_path):

@@ -11,13 +11,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from gemini_stub import GeminiStub, StubReply, plan_for
-from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, REPO, STEP_MS, _free_port, _require_chromium, _wait_healthy
+from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, STEP_MS, _require_chromium, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -57,29 +54,13 @@ def app_with_stub(tmp_path_factory):
         env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "CHROMA_HOST")}
         env.update(DOCAGENT_DATA_DIR=str(data), DOCAGENT_FAKE_EMBEDDER="1", GOOGLE_API_KEY="stub-key",
                    DOCAGENT_GEMINI_BASE_URL=stub.base_url, HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        with open(log, "w") as out:
-            proc = subprocess.Popen(
-                [str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.port", str(port),
-                 "--server.address", "127.0.0.1", "--server.headless", "true"],
-                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            _wait_healthy(url, proc, log)
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1400, "height": 1100})
-                page.goto(url)
-                page.get_by_role("heading", name="Docagent").wait_for(timeout=60_000)
-                yield page, log, data
-                browser.close()
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+        with streamlit_app(env, log) as url, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(url)
+            page.get_by_role("heading", name="Docagent").wait_for(timeout=60_000)
+            yield page, log, data
+            browser.close()
 
 
 def test_a_model_table_with_a_wrong_row_renders_with_its_flag_beside_it(app_with_stub, tmp_path):
