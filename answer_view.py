@@ -171,7 +171,7 @@ def claims_markdown(answer) -> str:
     AnswerResult or its to_dict() (as the evaluation keeps it)."""
     claims = _get(answer, "claims", ()) or ()
     if not claims:
-        return "_Verification was off or there was nothing to check._"
+        return "_Verification was off or there was nothing to check._" + _confidence_line(answer, refusal=True)
     lines = []
     for claim in claims:
         verdict = str(_get(claim, "verdict", "?"))
@@ -179,9 +179,29 @@ def claims_markdown(answer) -> str:
         reason = f" — _{ui.md_text(_get(claim, 'reason', ''))}_" if _get(claim, "reason", "") else ""
         lines.append(f"- :{VERDICT_COLOUR.get(verdict, 'gray')}-badge[{verdict}] "
                      f"{ui.md_safe(str(_get(claim, 'text', '')))} {marks}{reason}".rstrip())
+    return "\n".join(lines) + _confidence_line(answer)
+
+
+# What the confidence was estimated from (agentic_rag.confidence.Evidence), in the reader's words.
+EVIDENCE_WORDS = (("support", "claims that checked out"), ("fit", "of the question covered"),
+                  ("cosine", "meaning match of the closest claim"), ("answered", "of the parts answered"))
+
+
+def _confidence_line(answer, refusal: bool = False) -> str:
+    features = _get(answer, "confidence_features", None) or {}
+    if refusal and not features:
+        return ""
     basis = _get(answer, "confidence_basis", "") or "computed from the claims"
-    lines.append(f"\n**Confidence:** {float(_get(answer, 'confidence', 0.0)):.0%} ({ui.md_text(basis)})")
-    return "\n".join(lines)
+    line = f"\n\n**Confidence:** {float(_get(answer, 'confidence', 0.0)):.0%} ({ui.md_text(basis)})"
+    if features.get("refused"):
+        shown = [f"best passage's match {float(features.get('retrieval', 0.0)):.0%}"]
+        if features.get("found"):
+            shown.append("an extract of the passages seems to answer it")
+    else:
+        shown = [f"{float(features[k]):.0%} {words}" for k, words in EVIDENCE_WORDS if k in features]
+        if features.get("refuted"):
+            shown.append("a check proved a claim wrong")
+    return line + ("; from: " + ", ".join(shown) if shown else "")
 
 
 def _get(obj, name: str, default=None):
