@@ -48,6 +48,7 @@ class Evidence:
     retrieval: float = 0.0  # the best retrieved passage's cosine to its query
     found: float = 0.0  # a refusal: the extractor found an answering quote in the same passages
     refuted: float = 0.0  # an answer: a check proved one of its claims wrong
+    no_figure: float = 0.0  # an answer to "how many / how much" that states no figure at all
 
     def to_dict(self) -> dict:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -63,6 +64,7 @@ def estimate(evidence: Evidence) -> float:
         z = ANSWER_WEIGHTS[0] + sum(w * x for w, x in zip(ANSWER_WEIGHTS[1:], features, strict=True))
         # A claim the checks refuted caps what the rest can earn: an answer with a figure its source does not
         # give is not "probably right" however well it fits the question (eval/replay.py measures this).
+        # An answer to "how many / how much" that states no figure cannot be the answer, however it reads.
         cap = min(CAP, SUPPORT_FLOOR + (1 - SUPPORT_FLOOR) * evidence.support,
-                  REFUTED_CAP if evidence.refuted else CAP)
+                  REFUTED_CAP if evidence.refuted else CAP, SUPPORT_FLOOR if evidence.no_figure else CAP)
     return round(min(cap, 1.0 / (1.0 + math.exp(-z))), 2)

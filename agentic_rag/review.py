@@ -14,7 +14,8 @@ from __future__ import annotations
 from agentic_rag.citations import DisplayStream, cited_ids
 from agentic_rag.confidence import Evidence, estimate
 from agentic_rag.context import build_context, merge_blocks, render_coverage
-from agentic_rag.extract import EMBED_CHARS
+from agentic_rag.extract import EMBED_CHARS, Ask
+from agentic_rag.figures import figures
 from agentic_rag.offline import Draft
 from agentic_rag.prompts import ANSWER_SYSTEM
 from agentic_rag.rules import MAX_SUB_QUESTIONS
@@ -153,7 +154,12 @@ def _check(state: AgentState, run: Run, draft: Draft, blocks) -> StepOut:
     score = estimate(evidence)
     answer = _unsure(flag_answer(draft.text, drafts, checked), state, evidence, score) + _missing_note(missing, drafts)
     best = state.get("best")
-    if best is not None and score < best["confidence"]:
+    if best is not None and not checked and best["claims"]:
+        # A rewrite that claims nothing replaces an answer only as a refusal of one that had nothing right
+        # (a refusal's estimate is of another thing and cannot be ranked against an answer's).
+        if not (draft.refused or is_refusal(draft.text)) or any(c.verdict == "supported" for c in best["claims"]):
+            return _restore(state, "the rewrite claims nothing")
+    elif best is not None and score < best["confidence"]:
         return _restore(state, f"the revision checked out worse ({score:.0%} against {best['confidence']:.0%})")
     basis = REFUSAL_BASIS if evidence.refused else ANSWER_BASIS
     current = {"answer": answer, "claims": checked, "confidence": score, "draft": draft, "confidence_basis": basis,
@@ -198,7 +204,9 @@ def _evidence(state: AgentState, run: Run, draft: Draft, drafts, checked, missin
     return Evidence(support=confidence(checked, len(missing)), fit=sum(fits) / len(fits), cosine=max(0.0, cosine),
                     answered=1.0 - min(1.0, len(draft.unanswered or missing) / subs), retrieval=retrieval,
                     comparison=float(state["analysis"].question_type == "comparison"),
-                    refuted=float(any(c.refuted for c in checked)))
+                    refuted=float(any(c.refuted for c in checked)),
+                    no_figure=float(Ask.of(question).counts and not any(
+                        not f.period for d in drafts for f in figures(quote_body(d.text)))))
 
 
 def _restore(state: AgentState, why: str) -> StepOut:

@@ -278,3 +278,22 @@ def test_offline_quotes_it_is_unsure_of_are_labelled_as_closest_passages():
     assert _unsure(quoted, {"answer_mode": "offline"}, Evidence(support=1.0), 0.72) == quoted  # sure enough
     assert _unsure(quoted, {"answer_mode": "gemini"}, Evidence(), 0.3) == quoted  # a model's answer is flagged
     assert _unsure(quoted, {"answer_mode": "offline"}, Evidence(refused=True), 0.3) == quoted  # a refusal
+
+
+def test_an_answer_to_how_many_that_states_no_figure_is_not_shown_as_likely(filing):
+    q = "How many layers does the residual network have?"
+    script = [plan_json(q, subs=[q, "residual networks optimize"]),
+              "Deeper residual networks are easier to optimize than plain ones [P1].", verify_json([("supported", 1)])]
+    agent, _ = gemini_agent(filing, script)
+    result = agent.ask(q)
+    assert result.claims and result.confidence_features["no_figure"] == 1.0 and result.confidence <= 0.3
+
+
+def test_a_rewrite_that_claims_nothing_never_replaces_an_answer(filing):
+    q = "How many layers does the residual network have?"
+    script = [plan_json(q), "The residual network has 152 layers [P1]. It was the deepest on ImageNet [P9].",
+              verify_json([("supported", 1), ("supported", 1)]), "{}"]
+    agent, chat = gemini_agent(filing, script)
+    result = agent.ask(q)
+    assert len(chat.prompts) == 4 and result.answer.startswith("The residual network has 152 layers [1].")
+    assert "the rewrite claims nothing" in result.trace[-1]["summary"]
