@@ -205,8 +205,14 @@ def _evidence(state: AgentState, run: Run, draft: Draft, drafts, checked, missin
                     answered=1.0 - min(1.0, len(draft.unanswered or missing) / subs), retrieval=retrieval,
                     comparison=float(state["analysis"].question_type == "comparison"),
                     refuted=float(any(c.refuted for c in checked)),
-                    no_figure=float(Ask.of(question).counts and not any(
-                        not f.period for d in drafts for f in figures(quote_body(d.text)))))
+                    no_figure=float(_states_no_count(question, drafts)))
+
+
+def _states_no_count(question: str, drafts) -> bool:
+    """"How many / how much" answered without any figure. (Requiring the figure next to what is counted, as the
+    extractor does, also capped right answers that name the counted thing differently, "92,000 employees" for
+    "people": on the held-out set it lowered AUROC 0.764 -> 0.730 and caught no wrong answer, so it is not used.)"""
+    return Ask.of(question).counts and not any(not f.period for d in drafts for f in figures(d.text))
 
 
 def _restore(state: AgentState, why: str) -> StepOut:

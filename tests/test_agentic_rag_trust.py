@@ -297,3 +297,14 @@ def test_a_rewrite_that_claims_nothing_never_replaces_an_answer(filing):
     result = agent.ask(q)
     assert len(chat.prompts) == 4 and result.answer.startswith("The residual network has 152 layers [1].")
     assert "the rewrite claims nothing" in result.trace[-1]["summary"]
+
+
+@pytest.mark.parametrize("answer, capped", [
+    ("The encoder is a stack of identical layers [P1].", True),
+    ("The encoder is a stack of six identical layers [P1].", False),
+    ("The encoder is composed of a stack of N = 6 identical layers [P1].", False),
+])
+def test_an_answer_to_how_many_must_state_a_figure(answer, capped):
+    from agentic_rag.review import _states_no_count
+
+    assert _states_no_count("How many layers does the Transformer encoder have?", split_claims(answer)) is capped
