@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from loopback_server import LoopbackServer
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -99,7 +99,7 @@ STUB_MODELS = (
 
 
 @dataclass
-class GeminiStub:
+class GeminiStub(LoopbackServer):
     """ThreadingHTTPServer in a daemon thread; counts requests and tokens; optional fixed delay per call.
 
     `models` is what models.list returns; `list_status` != 200 makes the listing fail with that status.
@@ -113,42 +113,16 @@ class GeminiStub:
     requests: list[StubRequest] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
-    _script: deque = field(default_factory=deque)
-    _server: ThreadingHTTPServer | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def push(self, *replies: StubReply) -> None:
-        """Queue replies that are used, in order, before the responder is asked."""
-        self._script.extend(replies)
-
-    def start(self) -> GeminiStub:
-        handler = type("Handler", (_Handler,), {"stub": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> GeminiStub:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        return self.address + ""
 
     def _next_reply(self, request: StubRequest) -> StubReply:
         with self._lock:
             self.requests.append(request)
             self.input_tokens += count_tokens(request.system) + count_tokens(request.prompt)
-            scripted = self._script.popleft() if self._script else None
+            scripted = self.scripted()
         reply = scripted if scripted is not None else self.responder(request)
         return StubReply(text=reply) if isinstance(reply, str) else reply
 
@@ -312,3 +286,6 @@ def answer_from_passages(prompt: str) -> str:
         first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
         lines.append(f"{first.rstrip('.')} [{label}].")
     return " ".join(lines)
+
+
+GeminiStub.handler = _Handler  # the protocol GeminiStub serves (defined after it: it reads the stub's state)

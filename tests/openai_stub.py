@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from gemini_stub import count_tokens, docagent_responder
+from loopback_server import LoopbackServer
 
 STUB_MODELS = ("llama3.2", "qwen2.5:3b-instruct")
 
@@ -98,7 +97,7 @@ def local_responder(request: OpenAIRequest) -> OpenAIReply:
 
 
 @dataclass
-class OpenAIStub:
+class OpenAIStub(LoopbackServer):
     """ThreadingHTTPServer in a daemon thread; counts requests and tokens.
 
     `models` is what /v1/models lists and which models answer; `list_status` != 200 fails the listing;
@@ -117,41 +116,15 @@ class OpenAIStub:
     requests: list[OpenAIRequest] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
-    _script: deque = field(default_factory=deque)
-    _server: ThreadingHTTPServer | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def push(self, *replies: OpenAIReply) -> None:
-        """Queue replies that are used, in order, before the responder is asked."""
-        self._script.extend(replies)
-
-    def start(self) -> OpenAIStub:
-        handler = type("Handler", (_Handler,), {"stub": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> OpenAIStub:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        return self.address + "/v1"
 
     def _next_reply(self, request: OpenAIRequest) -> OpenAIReply:
         with self._lock:
             self.requests.append(request)
-            scripted = self._script.popleft() if self._script else None
+            scripted = self.scripted()
         if scripted is None and request.body.get("model") not in self.models:
             name = request.body.get("model")
             return OpenAIReply(status=404, message=f'model "{name}" not found, try pulling it first')
@@ -271,3 +244,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
+
+
+OpenAIStub.handler = _Handler  # the protocol OpenAIStub serves (defined after it: it reads the stub's state)
