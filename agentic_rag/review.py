@@ -22,7 +22,7 @@ from agentic_rag.rules import MAX_SUB_QUESTIONS
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps import MIN_CALL_SECONDS, StepOut, Thought, _mode_update, think, traced
 from agentic_rag.text import estimate_tokens
-from agentic_rag.types import MODEL_MODES, NOT_FOUND, Verdict
+from agentic_rag.types import MODEL_MODES, NOT_FOUND
 from agentic_rag.verify import (
     check_claim,
     claim_fit,
@@ -145,7 +145,9 @@ def _check(state: AgentState, run: Run, draft: Draft, blocks) -> StepOut:
                                              t.output_tokens, t.warnings, "failed")
     verdicts, missing = t.reply.value if t else ((), ())
     given = {v.index: v for v in verdicts}
-    checked = tuple(check_claim(d, given.get(i) or _fallback(i, d, by_n), by_n, state.get("coverage", ()), question)
+    # A claim the model's check skipped gets the offline check instead of a silent pass.
+    checked = tuple(check_claim(d, given.get(i) or lexical_verdict(i, d, by_n), by_n, state.get("coverage", ()),
+                                question)
                     for i, d in enumerate(drafts))
     missing = tuple(dict.fromkeys([*missing, *draft.unanswered]))
     if not drafts and not draft.unanswered and not (draft.refused or is_refusal(draft.text)):
@@ -260,8 +262,3 @@ def _missing_note(missing, drafts) -> str:
     if not missing or not drafts:
         return ""
     return "\n\n*Not found in the documents:* " + "; ".join(m.rstrip("?") for m in missing) + "."
-
-
-def _fallback(index: int, draft, by_n) -> Verdict:
-    """A claim the model skipped gets the offline check instead of a silent pass."""
-    return lexical_verdict(index, draft, by_n)

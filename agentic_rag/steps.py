@@ -17,7 +17,6 @@ from agentic_rag.state import AgentState, Run
 from agentic_rag.types import MODEL_MODES, OFFLINE_LABEL, BrainError, BrainReply
 
 MIN_CALL_SECONDS = 2.0  # below this much time left, no new LLM call is started
-PROMPT_OVERHEAD_TOKENS = 300  # instructions and headers around the passages, on top of what is measured
 
 
 @dataclass(frozen=True)
