@@ -2,7 +2,7 @@
 
 Layout of a data directory: chroma/ (embedded Chroma, unless CHROMA_HOST points at a server), models/ (the ONNX
 export of all-MiniLM-L6-v2, made once), bm25/ (the keyword index), originals/ (a copy of every indexed file, for
-the source viewer), library.lock (the writers' lock).
+the source viewer), queue/ (uploads waiting to be indexed, and recent results), library.lock (the writers' lock).
 """
 
 from __future__ import annotations
@@ -82,6 +82,17 @@ def open_knowledge_base(data_dir: Path, *, embedder=None, environ: Mapping[str, 
     store = VectorStore(client, embedder)
     return KnowledgeBase(store, data_dir / "bm25", embedder, lock_path=data_dir / "library.lock", rebuild=rebuild,
                          **options)
+
+
+def open_ingest_queue(data_dir: Path, kb, **options):
+    """The ingestion queue of <data_dir> (its uploads under <data_dir>/queue), its worker indexing through `kb`.
+
+    One per server process (the app holds it in st.cache_resource); entries a previous run left are resumed.
+    Options go to IngestQueue (e.g. `keep_finished_s`).
+    """
+    from advanced_retrieval import IngestQueue
+
+    return IngestQueue(kb, Path(data_dir) / "queue", **options)
 
 
 def _set_aside(chroma_dir: Path) -> Path:
