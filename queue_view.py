@@ -1,0 +1,85 @@
+"""What the page says about the ingestion queue: one line per file, the time left, and the note under an answer
+given while files are still being indexed.
+
+No streamlit here, so all of it is tested without a browser. File names and reasons come from outside and are
+shown literally (ui_helpers.md_text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ui_helpers as ui
+from advanced_retrieval import QueueItem
+
+STAGE_WORDS = {"reading": "reading", "ocr": "reading (OCR)", "chunking": "splitting into passages",
+               "embedding": "embedding", "indexing": "saving to the library"}
+
+
+def time_left(seconds: float | None) -> str:
+    """'about 12 s left', or '' when there is no estimate (never 'about 0.0 s left')."""
+    if seconds is None or seconds < 1.0:
+        return ""
+    return f"about {ui.format_seconds(seconds)} left"
+
+
+def item_line(item: QueueItem, position: int = 0) -> tuple[str, str]:
+    """(state, Markdown line) for one queue entry; `position` is its place among the files still waiting (1 = next).
+
+    A finished file reads as the library's result line (ui_helpers.result_line), so a bad file keeps its
+    one-line reason wherever it is shown.
+    """
+    name = f"**{ui.md_text(item.name)}**"
+    if item.state == "queued":
+        waiting = "next in the queue" if position <= 1 else f"queued ({_ordinal(position)} in line)"
+        left = time_left(item.seconds_left)
+        return item.state, f"{name} — {waiting}" + (f" · done in {left.removesuffix(' left')}" if left else "")
+    if item.state == "indexing":
+        stage = STAGE_WORDS.get(item.stage, item.stage or "starting")
+        if item.stage == "embedding" and item.total:
+            stage += f" {item.done}/{item.total} passages"
+        elif item.stage == "ocr" and item.total:
+            stage += f" page {item.done}/{item.total}"
+        left = time_left(item.seconds_left)
+        return item.state, f"{name} — {stage}" + (f" · {left}" if left else "")
+    if item.state == "cancelled" or item.result is None:
+        return item.state, f"{name} — {item.state}: {ui.md_text(item.reason or 'no reason given')}"
+    return ui.result_line(item.result)
+
+
+def queue_lines(items: Sequence[QueueItem]) -> list[tuple[QueueItem, str, str]]:
+    """(item, state, Markdown) for each entry: files still to do first (in queue order), then finished ones, the
+    most recent first."""
+    pending = [i for i in items if not i.finished]
+    finished = sorted((i for i in items if i.finished), key=lambda i: i.finished_at or 0.0, reverse=True)
+    out = []
+    waiting = 0
+    for item in pending:
+        waiting += item.state == "queued"
+        out.append((item, *item_line(item, waiting)))
+    return out + [(item, *item_line(item)) for item in finished]
+
+
+def summary(items: Sequence[QueueItem]) -> str:
+    """'Indexing 3 files · about 1 min 20 s left' for the files still to do, '' when there are none."""
+    pending = [i for i in items if not i.finished]
+    if not pending:
+        return ""
+    left = time_left(pending[-1].seconds_left)  # the last file's estimate counts the ones before it
+    return f"Indexing {ui.plural(len(pending), 'file')}" + (f" · {left}" if left else "")
+
+
+def pending_note(names: Sequence[str], limit: int = 5) -> str:
+    """The note under an answer given while files were still being indexed ('' when none were)."""
+    if not names:
+        return ""
+    shown = ", ".join(ui.md_text(n) for n in names[:limit])
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    verb = "was" if len(names) == 1 else "were"
+    return f"Not searched for this answer: {shown}{more} {verb} still being indexed. Ask again once done."
+
+
+def _ordinal(n: int) -> str:
+    """'2nd', '3rd', '11th', '22nd'."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

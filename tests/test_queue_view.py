@@ -1,0 +1,49 @@
+"""queue_view: the queue's lines, time left and the note under an answer given while files are indexing."""
+
+from __future__ import annotations
+
+from advanced_retrieval import IngestResult, QueueItem
+from queue_view import item_line, pending_note, queue_lines, summary, time_left
+
+
+def item(name, state="queued", seq=1, **changes) -> QueueItem:
+    return QueueItem(f"id{seq}", seq, name, 100, "", 0.0, state=state, **changes)
+
+
+def test_time_left_never_says_zero_seconds():
+    assert time_left(None) == "" and time_left(0.04) == "" and time_left(0.99) == ""
+    assert time_left(12.3) == "about 12 s left" and time_left(125) == "about 2 min 05 s left"
+
+
+def test_each_state_has_its_line_and_a_bad_file_keeps_its_reason():
+    assert item_line(item("a.pdf"), 1) == ("queued", "**a.pdf** — next in the queue")
+    assert item_line(item("a.pdf", seconds_left=40.0), 3)[1] == "**a.pdf** — queued (3rd in line) · done in about 40 s"
+    busy = item("b.pdf", "indexing", stage="embedding", done=40, total=120, seconds_left=12.0)
+    assert item_line(busy)[1] == "**b.pdf** — embedding 40/120 passages · about 12 s left"
+    assert item_line(item("b.pdf", "indexing", stage="indexing", seconds_left=0.2))[1] == \
+        "**b.pdf** — saving to the library"
+    failed = item("*x*.pdf", "failed", result=IngestResult("*x*.pdf", "failed", reason="the file is encrypted"))
+    assert item_line(failed) == ("failed", "**\\*x\\*.pdf** — failed: the file is encrypted")
+    cancelled = item("c.txt", "cancelled", note="cancelled before it was indexed")
+    assert item_line(cancelled) == ("cancelled", "**c.txt** — cancelled: cancelled before it was indexed")
+    done = item("d.txt", "indexed", result=IngestResult("d.txt", "indexed", chunks=3, seconds=1.5))
+    assert item_line(done)[1].startswith("**d.txt** — indexed (3 chunks")
+
+
+def test_pending_files_come_first_in_queue_order_then_the_latest_results():
+    items = [item("old.txt", "indexed", 1, finished_at=1.0, result=IngestResult("old.txt", "indexed")),
+             item("new.txt", "failed", 2, finished_at=2.0, result=IngestResult("new.txt", "failed", reason="r")),
+             item("now.txt", "indexing", 3, stage="reading"), item("next.txt", "queued", 4),
+             item("later.txt", "queued", 5, seconds_left=90.0)]
+    lines = queue_lines(items)
+    assert [i.name for i, _s, _l in lines] == ["now.txt", "next.txt", "later.txt", "new.txt", "old.txt"]
+    assert "next in the queue" in lines[1][2] and "2nd in line" in lines[2][2]
+    assert summary(items) == "Indexing 3 files · about 1 min 30 s left"
+    assert summary(items[:2]) == ""
+
+
+def test_the_note_names_the_files_an_answer_could_not_search():
+    assert pending_note(()) == ""
+    assert pending_note(("a.pdf",)) == "Not searched for this answer: a.pdf was still being indexed. Ask again once done."
+    many = pending_note(tuple(f"f{n}.pdf" for n in range(7)), limit=3)
+    assert "f0.pdf, f1.pdf, f2.pdf and 4 more were still being indexed" in many
