@@ -14,7 +14,6 @@ short message where it happened (the file's line, the answer's warning), never a
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import sys
 import time
@@ -24,13 +23,11 @@ import streamlit as st
 
 import answer_view as av
 import app_runtime as rt
+import queue_panel as qp
 import source_viewer as sv
 import ui_helpers as ui
 
 log = logging.getLogger("docagent.app")
-# Material icons, not emoji: a server or kiosk browser without an emoji font shows emoji as empty boxes.
-STATUS_ICON = {"indexed": ":green[:material/check_circle:]", "replaced": ":blue[:material/sync:]",
-               "duplicate": ":gray[:material/content_copy:]", "failed": ":red[:material/error:]"}
 PAGES = ("Chat", "Evaluate")
 PROVIDER_LABELS = {"gemini": "Gemini", "local": "Local model"}
 
@@ -145,8 +142,8 @@ def library_errors() -> tuple[type[BaseException], ...]:
 # ---- sidebar ---------------------------------------------------------------------------------------------------
 
 def init_session() -> None:
-    """Per-tab state: the conversation, which uploads were processed, the last batch's result lines."""
-    for key, value in (("messages", []), ("seen_uploads", set()), ("ingest_log", []), ("uploader_key", 0),
+    """Per-tab state: the conversation, which uploads were handed to the queue, the ones it refused."""
+    for key, value in (("messages", []), ("seen_uploads", set()), ("queue_refused", []), ("uploader_key", 0),
                        ("confirm_clear", False), ("notice", None)):
         st.session_state.setdefault(key, value)
 
@@ -222,52 +219,6 @@ def upload_widget():
         f"Add documents (up to {ui.MAX_UPLOAD_MB} MB each)", type=list(SUPPORTED_SUFFIXES), accept_multiple_files=True,
         key=f"uploader_{st.session_state.uploader_key}",
         help="PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text and Markdown files.")
-
-
-def ingest_uploads(kb, uploads, last_batch) -> None:
-    """Index each upload not seen before: every file gets a line, a live progress bar while it is indexed, then
-    its result; once the batch is done the uploader is emptied and the page redrawn with the new library."""
-    fresh = [u for u in uploads or () if u.file_id not in st.session_state.seen_uploads]
-    if not fresh:
-        return
-    with last_batch.container():  # in place of the previous batch's lines, where this batch's lines will stay
-        slots = [st.empty() for _ in fresh]
-    for upload, slot in zip(fresh, slots, strict=True):
-        slot.progress(0.0, text=f"{ui.md_text(upload.name)} — waiting")
-    lines = []
-    for upload, slot in zip(fresh, slots, strict=True):
-        status, line = ingest_one(kb, upload, slot)
-        slot.markdown(f"{STATUS_ICON.get(status, '')} {line}")
-        lines.append((status, line))
-        st.session_state.seen_uploads.add(upload.file_id)  # after the file, so an interrupted one is redone
-    st.session_state.ingest_log = lines
-    st.session_state.uploader_key += 1
-    st.rerun()
-
-
-def ingest_one(kb, upload, slot) -> tuple[str, str]:
-    """One file through KnowledgeBase.ingest_bytes, its stages drawn on a progress bar in `slot`."""
-    estimate = ui.ProgressEstimate(upload.name)
-    slot.progress(0.0, text=f"{ui.md_text(upload.name)} — reading")
-
-    def progress(file_name, stage, done, total):
-        fraction, label = estimate.update(stage, done, total)
-        slot.progress(fraction, text=ui.md_text(label))
-
-    try:
-        result = kb.ingest_bytes(upload.getvalue(), upload.name, progress=progress)
-        if kb.read_only_reason and result.reason == kb.read_only_reason:  # the banner above says why at length
-            result = dataclasses.replace(result, reason="the library is read-only here (see the notice above)")
-        return ui.result_line(result)
-    except Exception as error:  # a bad file comes back as "failed"; this is the library or a bug: logged, shown
-        log.exception("indexing %s failed", upload.name)
-        return "failed", f"**{ui.md_text(upload.name)}** — failed: {ui.md_text(ui.error_reason(error))}"
-
-
-def show_ingest_log() -> None:
-    """The result line of each file of the last batch."""
-    for status, line in st.session_state.ingest_log:
-        st.markdown(f"{STATUS_ICON.get(status, '')} {line}")
 
 
 def document_list(kb) -> tuple[tuple[str, ...], int]:
@@ -389,8 +340,10 @@ def _new_chat() -> None:
     st.session_state.messages = []
 
 
-def ask(kb, cfg: rt.AppConfig, settings: rt.Settings, question: str, scope: tuple[str, ...]) -> None:
-    """Run the agent on one question, showing its steps live and streaming the answer, then keep it in history."""
+def ask(kb, cfg: rt.AppConfig, settings: rt.Settings, question: str, scope: tuple[str, ...],
+        indexing: tuple[str, ...] = ()) -> None:
+    """Run the agent on one question, showing its steps live and streaming the answer, then keep it in history;
+    `indexing` names the files still in the queue (not searched), noted under the answer."""
     history = ui.chat_history(st.session_state.messages)
     st.session_state.messages.append({"role": "user", "content": question})
     with st.chat_message("user"):
@@ -399,6 +352,7 @@ def ask(kb, cfg: rt.AppConfig, settings: rt.Settings, question: str, scope: tupl
         status = st.status("Thinking…", expanded=True)
         answer_box = st.empty()
         message = run_agent(cfg, settings, question, history, scope, status, answer_box)
+        message["indexing"] = list(indexing)
         st.session_state.messages.append(message)
         if message.get("result"):
             answer_box.empty()
@@ -464,6 +418,7 @@ def render_answer(index: int, message: dict, kb) -> None:
     if answer is None:
         return
     st.caption(av.answer_caption(answer))
+    qp.indexing_note(message.get("indexing"))
     for warning in answer.warnings:
         st.warning(ui.md_text(warning), icon=":material/warning:")
     citations = answer.citations
@@ -596,7 +551,7 @@ def reasoning_tab(answer) -> None:
 SAMPLE_LABEL, UPLOAD_LABEL = "Bundled sample", "Upload a JSONL file"
 
 
-def evaluate_page(kb, cfg: rt.AppConfig, settings: rt.Settings) -> None:
+def evaluate_page(kb, queue, cfg: rt.AppConfig, settings: rt.Settings) -> None:
     """Run a JSONL question set (uploaded or the bundled sample) and show its metrics, table and answers."""
     from advanced_retrieval import STRATEGIES
 
@@ -614,20 +569,20 @@ def evaluate_page(kb, cfg: rt.AppConfig, settings: rt.Settings) -> None:
                                 help="Answers use the first one.")
     if st.button("Run evaluation", type="primary", icon=":material/play_arrow:", key="eval_run",
                  disabled=not strategies or (source == UPLOAD_LABEL and upload is None)):
-        run_evaluation(kb, cfg, settings, upload, strategies)
+        run_evaluation(kb, queue, cfg, settings, upload, strategies)
     report = st.session_state.get("eval_report")
     if report is not None:
         show_report(report)
 
 
-def eval_questions(kb, upload) -> tuple[list, str] | None:
+def eval_questions(queue, upload) -> tuple[list, str] | None:
     """The questions to run (indexing the sample corpus first for the sample); None after showing why not."""
     from evaluation import SAMPLE_DATASET, DatasetError, load_dataset, parse_dataset
 
     try:
         if upload is None:
             questions = load_dataset(SAMPLE_DATASET)
-            index_sample_corpus(kb)
+            index_sample_corpus(queue)
             return questions, SAMPLE_DATASET.name
         return parse_dataset(upload.getvalue().decode("utf-8"), source=upload.name), upload.name
     except DatasetError as error:
@@ -637,24 +592,30 @@ def eval_questions(kb, upload) -> tuple[list, str] | None:
     return None
 
 
-def index_sample_corpus(kb) -> None:
-    """Write the sample's documents to a temporary folder and index them (already indexed ones are skipped)."""
+def index_sample_corpus(queue) -> None:
+    """Write the sample's documents to a temporary folder and index them through the queue, waiting until they
+    are searchable (already indexed ones come back as duplicates)."""
     import tempfile
 
+    from advanced_retrieval import IngestQueueError
     from evaluation import make_sample_corpus
 
-    with st.spinner("Adding the sample documents to the library…"), tempfile.TemporaryDirectory() as folder:
-        for path in make_sample_corpus(folder):
-            result = kb.ingest_file(path)
-            if result.status == "failed":
-                st.warning(f"{ui.md_text(path.name)} could not be indexed: {ui.md_text(result.reason)}")
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            finished = qp.index_and_wait(queue, make_sample_corpus(folder))
+        except IngestQueueError as error:
+            st.warning(f"The sample documents could not be indexed: {ui.md_text(error.reason)}")
+            return
+    for item in finished:
+        if item.state in ("failed", "cancelled", "queued", "indexing"):
+            st.warning(f"{ui.md_text(item.name)} could not be indexed: {ui.md_text(item.reason or item.state)}")
 
 
-def run_evaluation(kb, cfg: rt.AppConfig, settings: rt.Settings, upload, strategies: list[str]) -> None:
+def run_evaluation(kb, queue, cfg: rt.AppConfig, settings: rt.Settings, upload, strategies: list[str]) -> None:
     """Run the dataset with a progress bar, keep the report in this tab's session state, redraw the page."""
     from evaluation import run_eval
 
-    loaded = eval_questions(kb, upload)
+    loaded = eval_questions(queue, upload)
     if loaded is None:
         return
     questions, name = loaded
@@ -767,31 +728,37 @@ def main() -> None:
         page = st.radio("Page", PAGES, horizontal=True, key="page", label_visibility="collapsed")
         st.header("Library", anchor=False)
         uploads = upload_widget()
-        last_batch = st.empty()  # the last batch's lines: progress bars while it runs, then its results
+        queue_box = st.container()  # the ingestion queue: every tab sees it, redrawn on its own
         library_box = st.container()
         settings = settings_panel(cfg)
     header(settings, cfg)
     read_only_slot = st.empty()
-    with last_batch.container():
-        show_ingest_log()
     with library_box:
         kb = open_library(cfg)
+        queue = qp.shared_queue(str(cfg.data_dir), kb)
+        qp.enqueue_uploads(queue, uploads)  # written to disk, then the uploader is emptied (reruns when any)
         show_notice()
+        qp.mark_library_drawn(queue)
         scope, count = document_list(kb)
+    with queue_box:
+        qp.queue_panel(queue)
     if kb.read_only_reason:  # another program owns the embedded library: reading works, changing it does not
         read_only_slot.warning(f"**Read-only library:** {ui.md_text(kb.read_only_reason)}.", icon=":material/lock:")
     if page == "Evaluate":
-        evaluate_page(kb, cfg, settings)
+        evaluate_page(kb, queue, cfg, settings)
     else:
-        chat_page(kb, cfg, settings, scope, count)
-    ingest_uploads(kb, uploads, last_batch)  # last: the page is drawn and usable while files are indexed
+        chat_page(kb, queue, cfg, settings, scope, count)
     offline_agent(*resources(cfg))  # imports LangGraph once the page is up, so the first question does not wait
 
 
-def chat_page(kb, cfg: rt.AppConfig, settings: rt.Settings, scope: tuple[str, ...], count: int) -> None:
-    """The chat: example questions on an empty chat, the history, the chat box, the conversation controls."""
+def chat_page(kb, queue, cfg: rt.AppConfig, settings: rt.Settings, scope: tuple[str, ...], count: int) -> None:
+    """The chat: example questions on an empty chat, the history, the chat box, the conversation controls.
+
+    The chat works while the queue indexes the rest of a batch; an answer given meanwhile names the files it
+    could not search yet."""
     controls = st.container()  # filled last, so the first answer of a chat already gets them
-    question = st.chat_input("Ask about your documents" if count else "Add a document to start asking",
+    waiting = "The first document is being indexed…" if queue.pending_names() else "Add a document to start asking"
+    question = st.chat_input("Ask about your documents" if count else waiting,
                              disabled=not count) or st.session_state.pop("pending_question", None)
     intro = st.empty()  # one slot: when a question arrives the intro goes at once instead of lingering faded
     if not st.session_state.messages and not question:
@@ -799,7 +766,7 @@ def chat_page(kb, cfg: rt.AppConfig, settings: rt.Settings, scope: tuple[str, ..
             empty_state(count > 0)
     render_history(kb)
     if question and count:
-        ask(kb, cfg, settings, question, scope)
+        ask(kb, cfg, settings, question, scope, () if scope else queue.pending_names())
     if st.session_state.messages:
         with controls:
             conversation_controls(settings)

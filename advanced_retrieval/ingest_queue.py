@@ -57,11 +57,12 @@ class Ingester(Protocol):
 
 
 class IngestQueueError(Exception):
-    """An upload could not be queued; `reason` says why in one line."""
+    """An upload could not be queued; `reason` says why in one line, `kind` is read_only (another program owns
+    the library), busy (another program runs this queue), stopped, or io (the bytes could not be saved)."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, kind: str):
         super().__init__(reason)
-        self.reason = reason
+        self.reason, self.kind = reason, kind
 
 
 class Interrupted(BaseException):
@@ -95,6 +96,7 @@ class IngestQueue:
         self._items: dict[str, QueueItem] = {}
         self._seq = 0
         self._version = 0
+        self._indexed = 0
         self._current: tuple[str, FileEstimate] | None = None
         self._cancel: set[str] = set()
         self._stopping = False
@@ -140,6 +142,12 @@ class IngestQueue:
                 out.append(item)
             return tuple(out)
 
+    @property
+    def indexed_count(self) -> int:
+        """Files this queue indexed or replaced since it started (a page redraws its document list when it moved)."""
+        with self._cond:
+            return self._indexed
+
     def pending_names(self) -> tuple[str, ...]:
         """Names (as the library will list them) of the files still queued or being indexed, in queue order: an
         answer given meanwhile can say which files it could not search yet."""
@@ -164,10 +172,10 @@ class IngestQueue:
             IngestQueueError: the library is read-only here, another process runs this queue, the queue is
                 stopped, or the bytes could not be written (the reason names it; nothing is left behind).
         """
-        refusal = self.busy_reason or self._kb.read_only_reason or ("the ingestion queue is stopped"
-                                                                   if self._stopping else "")
-        if refusal:
-            raise IngestQueueError(refusal)
+        for kind, refusal in (("busy", self.busy_reason), ("read_only", self._kb.read_only_reason),
+                              ("stopped", "the ingestion queue is stopped" if self._stopping else "")):
+            if refusal:
+                raise IngestQueueError(refusal, kind)
         entry_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
         try:
             self._files.write_upload(entry_id, data)
@@ -179,7 +187,8 @@ class IngestQueue:
                 self._changed()
         except OSError as exc:
             self._files.remove_upload(entry_id)
-            raise IngestQueueError(f"could not save {name} in the data directory: {exc.strerror or exc}") from exc
+            raise IngestQueueError(f"could not save {name} in the data directory: {exc.strerror or exc}",
+                                   "io") from exc
         log.info("queued %s (%d bytes) as %s", name, len(data), entry_id)
         return item
 
@@ -200,9 +209,10 @@ class IngestQueue:
             return ""
 
     def start(self) -> None:
-        """Start the worker (once; not when another process runs this queue)."""
+        """Start the worker (once; not when another process runs this queue, nor on a read-only library, where
+        every write would fail: pending entries then wait for the process that owns the library)."""
         with self._cond:
-            if self.busy_reason or self._thread is not None:
+            if self.busy_reason or self._kb.read_only_reason or self._thread is not None:
                 return
             self._stopping = False
             self._thread = threading.Thread(target=self._run, name="docagent-ingest", daemon=True)
@@ -287,6 +297,7 @@ class IngestQueue:
             state = result.status if result is not None else CANCELLED
             if result is not None and result.status in ("indexed", "replaced"):
                 self._throughput.add(item.size, result.seconds)
+                self._indexed += 1
             self._set(item, state, result=result, note=note, finished_at=time.time(), stage="", seconds_left=None)
             self._prune()
         self._forget_bytes(item)

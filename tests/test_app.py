@@ -35,7 +35,18 @@ def app(tmp_path, monkeypatch):
 
 
 def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
+    """Drop files on the uploader, wait until the server's ingestion queue has indexed them, redraw."""
     at.file_uploader[0].set_value([(name, data, "application/octet-stream") for name, data in files])
+    return settle(at.run())
+
+
+def settle(at: AppTest) -> AppTest:
+    """Wait (bounded) until the ingestion queue the app holds in st.cache_resource is idle, then redraw."""
+    import queue_panel
+    from app_runtime import AppConfig
+
+    queue = queue_panel.shared_queue(str(AppConfig.from_env().data_dir), None)  # the app's cached queue
+    assert queue.wait(lambda items: all(i.finished for i in items), TIMEOUT), [i.state for i in queue.items()]
     return at.run()
 
 
@@ -361,14 +372,14 @@ def test_sheet_source_from_the_original_workbook(app, originals, tmp_path):
 def test_a_library_failure_on_one_file_is_its_line_and_the_batch_goes_on(app, monkeypatch):
     from advanced_retrieval import KnowledgeBase
 
-    real = KnowledgeBase.ingest_bytes
+    real = KnowledgeBase.ingest_file
 
-    def flaky(self, data, name, **kwargs):
+    def flaky(self, path, *, name=None, **kwargs):
         if name == "zephyr.txt":
             raise RuntimeError("disk on fire")
-        return real(self, data, name, **kwargs)
+        return real(self, path, name=name, **kwargs)
 
-    monkeypatch.setattr(KnowledgeBase, "ingest_bytes", flaky)  # no seam makes the store fail on one file
+    monkeypatch.setattr(KnowledgeBase, "ingest_file", flaky)  # no seam makes the store fail on one file
     at = upload(app, ("zephyr.txt", ZEPHYR), ("orbit.txt", ORBIT))
     no_failures(at)
     lines = [plain(m.value) for m in at.sidebar.markdown]
@@ -413,7 +424,7 @@ def test_a_library_owned_by_another_program_opens_read_only_with_the_reason(tmp_
         at = upload(at, ("zephyr.txt", ZEPHYR))
         no_failures(at)
         shown = plain(" ".join(texts(at.sidebar)))
-        assert "**zephyr.txt** — failed: the library is read-only here (see the notice above)" in shown, shown
+        assert "**zephyr.txt** — not added: the library is read-only here (see the notice above)" in shown, shown
         assert "one writing program at a time" not in shown  # said once, in the notice
     finally:
         holder.stdin.close()
@@ -547,3 +558,40 @@ def test_a_library_that_lost_its_data_offers_the_rebuild_and_does_it(tmp_path, m
     assert calls[-1] is True
     assert any("Library rebuilt from the kept originals: 1 of 2 files indexed again." in s.value for s in at.success)
     assert not at.error
+
+
+def test_the_chat_answers_while_a_file_is_indexing_and_says_which_one(app, monkeypatch):
+    import threading
+
+    import queue_panel
+    from advanced_retrieval import KnowledgeBase
+    from app_runtime import AppConfig
+
+    real, entered, release = KnowledgeBase.ingest_file, threading.Event(), threading.Event()
+
+    def slow(self, path, *, name=None, **kwargs):
+        if name == "orbit.txt":
+            entered.set()
+            assert release.wait(TIMEOUT)
+        return real(self, path, name=name, **kwargs)
+
+    monkeypatch.setattr(KnowledgeBase, "ingest_file", slow)  # holds one file in the worker, nothing else
+    at = upload(app, ("zephyr.txt", ZEPHYR))
+    at.file_uploader[0].set_value([("orbit.txt", ORBIT, "text/plain")])
+    at.run()
+    assert entered.wait(TIMEOUT)
+    at = ask(at.run(), "How much did Zephyr reduce energy use?")
+    no_failures(at)
+    assistant = [m for m in at.chat_message if m.name == "assistant"][0]
+    assert "37 percent" in " ".join(m.value for m in assistant.markdown)
+    notes = " ".join(plain(c.value) for c in assistant.caption)
+    assert "Not searched for this answer: orbit.txt was still being indexed" in notes, notes
+    assert any("**orbit.txt** — reading" in plain(p.proto.text) for p in at.sidebar.get("progress")), \
+        [p.proto.text for p in at.sidebar.get("progress")]
+    queue = queue_panel.shared_queue(str(AppConfig.from_env().data_dir), None)
+    assert [i.attempts for i in queue.items() if i.name == "orbit.txt"] == [1]  # not restarted by the question
+    release.set()
+    at = settle(at)
+    assert [c.label for c in at.sidebar.checkbox] == ["orbit.txt", "zephyr.txt"]
+    assistant = [m for m in at.chat_message if m.name == "assistant"][0]
+    assert "was still being indexed" in " ".join(plain(c.value) for c in assistant.caption)  # kept with it

@@ -1,0 +1,132 @@
+"""The ingestion queue on the page: uploads are handed to the server's queue, every tab watches it.
+
+Tabs never index anything themselves: an upload is written to the data directory by IngestQueue.enqueue and the
+uploader is emptied at once; the queue's worker thread (one per server process, held in st.cache_resource)
+indexes it whether or not the tab stays open. The panel is a fragment that redraws itself every REFRESH_S
+seconds in every tab, so a second tab sees the queue too; when a file has been indexed since this tab last drew
+the page it reruns the whole page, so the document list and the chat box take the new file in.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import streamlit as st
+
+import queue_view as qv
+import ui_helpers as ui
+from advanced_retrieval import IngestQueue, IngestQueueError, QueueItem
+
+log = logging.getLogger("docagent.app")
+REFRESH_S = 1.0  # a fragment rerun reads the queue's memory: cheap enough for every open tab
+RECENT = 5  # finished files listed under the queue; older ones fold into "Earlier uploads"
+# Material icons, not emoji: a server or kiosk browser without an emoji font shows emoji as empty boxes.
+STATUS_ICON = {"indexed": ":green[:material/check_circle:]", "replaced": ":blue[:material/sync:]",
+               "duplicate": ":gray[:material/content_copy:]", "failed": ":red[:material/error:]",
+               "cancelled": ":gray[:material/cancel:]", "queued": ":gray[:material/schedule:]",
+               "indexing": ":blue[:material/progress_activity:]"}
+
+
+@st.cache_resource(show_spinner=False)
+def shared_queue(data_dir: str, _kb) -> IngestQueue:
+    """The server's one ingestion queue over `data_dir`, writing through the shared KnowledgeBase `_kb`
+    (unhashed: there is one per data dir); entries a previous run left resume now."""
+    from wiring import open_ingest_queue
+
+    return open_ingest_queue(Path(data_dir), _kb)
+
+
+def enqueue_uploads(queue: IngestQueue, uploads) -> None:
+    """Hand each new upload to the queue (written to disk first), then empty the uploader and redraw at once.
+
+    A file that cannot be queued (read-only library, disk full) gets its line in this tab's notices.
+    """
+    fresh = [u for u in uploads or () if u.file_id not in st.session_state.seen_uploads]
+    if not fresh:
+        return
+    refused = []
+    for upload in fresh:
+        try:
+            queue.enqueue(upload.getvalue(), upload.name)
+        except IngestQueueError as error:
+            log.warning("could not queue %s: %s", upload.name, error.reason)
+            reason = "the library is read-only here (see the notice above)" if error.kind == "read_only" \
+                else error.reason  # the banner says why at length
+            refused.append(f"**{ui.md_text(upload.name)}** — not added: {ui.md_text(reason)}")
+        st.session_state.seen_uploads.add(upload.file_id)
+    st.session_state.queue_refused = refused
+    st.session_state.uploader_key += 1
+    st.rerun()
+
+
+@st.fragment(run_every=REFRESH_S)
+def queue_panel(queue: IngestQueue) -> None:
+    """Files still to index (stage, time left, Cancel), then the latest results; reruns the page when a file was
+    indexed since this tab drew it."""
+    items = queue.items()
+    _follow_library(queue)
+    if queue.busy_reason:
+        st.caption(f"Uploads are indexed by another program: {ui.md_text(queue.busy_reason)}.")
+    for line in st.session_state.get("queue_refused", ()):
+        st.markdown(f"{STATUS_ICON['failed']} {line}")
+    lines = qv.queue_lines(items)
+    summary = qv.summary(items)
+    if summary:
+        st.caption(summary)
+    finished = [entry for entry in lines if entry[0].finished]
+    for item, state, line in (entry for entry in lines if not entry[0].finished):
+        _pending_line(queue, item, state, line)
+    for _item, state, line in finished[:RECENT]:
+        st.markdown(f"{STATUS_ICON.get(state, '')} {line}")
+    if len(finished) > RECENT:
+        with st.expander(f"Earlier uploads ({len(finished) - RECENT})"):
+            for _item, state, line in finished[RECENT:]:
+                st.markdown(f"{STATUS_ICON.get(state, '')} {line}")
+
+
+def _pending_line(queue: IngestQueue, item: QueueItem, state: str, line: str) -> None:
+    text, button = st.columns([0.78, 0.22], vertical_alignment="center")
+    if state == "indexing":
+        text.progress(min(item.fraction, 1.0), text=line)
+    else:
+        text.markdown(f"{STATUS_ICON['queued']} {line}")
+    if item.stage != "indexing":  # the last step (under a second) is let finish: see IngestQueue.cancel
+        button.button("Cancel", key=f"cancel_{item.entry_id}", help=f"Cancel {item.name}",
+                      on_click=_cancel, args=(queue, item.entry_id, item.name))
+
+
+def _cancel(queue: IngestQueue, entry_id: str, name: str) -> None:
+    refusal = queue.cancel(entry_id)
+    if refusal:
+        st.session_state.notice = ("error", f"{name} was not cancelled: {refusal}")
+
+
+def _follow_library(queue: IngestQueue) -> None:
+    """Rerun the whole page when the queue indexed a file since this tab last drew the library."""
+    indexed = queue.indexed_count
+    drawn = st.session_state.setdefault("queue_indexed_drawn", indexed)
+    if indexed != drawn:
+        st.session_state.queue_indexed_drawn = indexed
+        st.rerun()
+
+
+def mark_library_drawn(queue: IngestQueue) -> None:
+    """Call before drawing the document list: the files indexed so far are on the page."""
+    st.session_state.queue_indexed_drawn = queue.indexed_count
+
+
+def indexing_note(names) -> None:
+    """Under an answer: the files that were still being indexed when it was given (not searched)."""
+    note = qv.pending_note(tuple(names or ()))
+    if note:
+        st.caption(f":material/hourglass_top: {note}")
+
+
+def index_and_wait(queue: IngestQueue, paths, timeout: float = 900.0) -> list[QueueItem]:
+    """Queue files from disk and wait (with a spinner) until each is finished; for the evaluation's sample corpus,
+    which needs its documents searchable before it asks. Raises IngestQueueError when they cannot be queued."""
+    ids = [queue.enqueue(Path(p).read_bytes(), Path(p).name).entry_id for p in paths]
+    with st.spinner(f"Indexing {ui.plural(len(ids), 'sample document')} through the queue…"):
+        queue.wait(lambda items: all(i.finished for i in items if i.entry_id in ids), timeout)
+    return [i for i in queue.items() if i.entry_id in ids]
