@@ -37,8 +37,8 @@ PROVIDER_LABELS = {"gemini": "Gemini", "local": "Local model"}
 @st.cache_resource(show_spinner=False)
 def load_embedder(model_dir: str, fake: bool):
     """The embedding model, shared by every session (it is read-only)."""
-    if fake:
-        return rt.HashingEmbedder()
+    if fake:  # the delay is a test knob read with the rest of the configuration, at the edge
+        return rt.HashingEmbedder(delay=rt.AppConfig.from_env().fake_embed_delay)
     from vector_db import OnnxEmbedder
 
     return OnnxEmbedder(Path(model_dir))
@@ -309,12 +309,15 @@ def header(settings: rt.Settings, cfg: rt.AppConfig) -> None:
                 f"Add a Gemini key in {where} for written answers.", icon=":material/info:")
 
 
-def empty_state(has_docs: bool) -> None:
+def empty_state(has_docs: bool, indexing: bool = False) -> None:
     """What the app does, and example questions (clickable once there is something to ask about)."""
     st.markdown("Ask questions about your PDFs, Word, PowerPoint, Excel/CSV and text files. Every answer cites "
                 "the page, slide, sheet cells or paragraph it came from, and shows how the agent reasoned: "
                 "**analyse → decompose → retrieve → synthesise → verify**.")
-    if not has_docs:
+    if not has_docs and indexing:
+        st.info("Your first documents are being indexed (see the queue in the sidebar); you can ask as soon as "
+                "one is ready.", icon=":material/hourglass_top:")
+    elif not has_docs:
         st.info("Add documents in the sidebar to get started: drag files onto the upload box.",
                 icon=":material/arrow_back:")
     st.caption("Try one of these:")
@@ -757,13 +760,14 @@ def chat_page(kb, queue, cfg: rt.AppConfig, settings: rt.Settings, scope: tuple[
     The chat works while the queue indexes the rest of a batch; an answer given meanwhile names the files it
     could not search yet."""
     controls = st.container()  # filled last, so the first answer of a chat already gets them
-    waiting = "The first document is being indexed…" if queue.pending_names() else "Add a document to start asking"
+    indexing = bool(queue.pending_names())
+    waiting = "The first document is being indexed…" if indexing else "Add a document to start asking"
     question = st.chat_input("Ask about your documents" if count else waiting,
                              disabled=not count) or st.session_state.pop("pending_question", None)
     intro = st.empty()  # one slot: when a question arrives the intro goes at once instead of lingering faded
     if not st.session_state.messages and not question:
         with intro.container():
-            empty_state(count > 0)
+            empty_state(count > 0, indexing)
     render_history(kb)
     if question and count:
         ask(kb, cfg, settings, question, scope, () if scope else queue.pending_names())

@@ -30,7 +30,8 @@ class AppConfig:
 
     DOCAGENT_DATA_DIR (default ./data) holds the index, the BM25 files and the exported ONNX model
     (DOCAGENT_MODEL_DIR puts the model elsewhere, e.g. one cache shared by test runs); DOCAGENT_FAKE_EMBEDDER=1
-    swaps the ONNX model for HashingEmbedder (tests); GOOGLE_API_KEY or GEMINI_API_KEY enables Gemini;
+    swaps the ONNX model for HashingEmbedder (tests), DOCAGENT_FAKE_EMBED_DELAY=S makes it take S seconds per
+    passage (browser tests that need a file caught mid-embedding); GOOGLE_API_KEY or GEMINI_API_KEY enables Gemini;
     DOCAGENT_GEMINI_BASE_URL points the Gemini client elsewhere (a local stub); the Gemini model preselected in
     Settings is wiring's (DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL). The provider preselected
     and the local server's fields are wiring.model_env's (DOCAGENT_PROVIDER, DOCAGENT_LOCAL_BASE_URL,
@@ -41,6 +42,7 @@ class AppConfig:
     data_dir: Path
     model_dir: Path | None = None
     fake_embedder: bool = False
+    fake_embed_delay: float = 0.0
     env_key: str = field(default="", repr=False)
     gemini_base_url: str | None = None
     gemini_model: str = wiring.DEFAULT_GEMINI_MODEL
@@ -63,6 +65,7 @@ class AppConfig:
             data_dir=Path(env.get("DOCAGENT_DATA_DIR") or "data").expanduser().resolve(),
             model_dir=Path(env["DOCAGENT_MODEL_DIR"]).expanduser().resolve() if env.get("DOCAGENT_MODEL_DIR") else None,
             fake_embedder=env.get("DOCAGENT_FAKE_EMBEDDER", "").strip().lower() in _TRUE,
+            fake_embed_delay=float(env.get("DOCAGENT_FAKE_EMBED_DELAY") or 0.0),
             env_key=(env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY") or "").strip(),
             gemini_base_url=(env.get("DOCAGENT_GEMINI_BASE_URL") or "").strip() or None,
             gemini_model=model.gemini_model,
@@ -214,11 +217,15 @@ class HashingEmbedder:
     """Deterministic bag-of-words hashing embedder for tests and demos without the ONNX model.
 
     Same text, same unit vector; texts sharing words have a higher cosine. Selected by the app when
-    DOCAGENT_FAKE_EMBEDDER=1, so AppTest runs in seconds.
+    DOCAGENT_FAKE_EMBEDDER=1, so AppTest runs in seconds. `delay` seconds per text (with progress after each)
+    lets a browser test catch a file mid-embedding.
     """
 
     dim = 384
     name = "hashing-384"
+
+    def __init__(self, delay: float = 0.0):
+        self.delay = delay
 
     def _vector(self, text: str):
         import numpy as np  # here, not at import: the first page of the app draws before numpy is needed
@@ -234,8 +241,14 @@ class HashingEmbedder:
         return v / norm
 
     def embed(self, texts: Sequence[str], progress=None):
-        """(n, 384) float32 numpy array, L2-normalised; calls progress(done, total) once at the end."""
+        """(n, 384) float32 numpy array, L2-normalised; calls progress(done, total) at the end (after each text
+        when slowed down by `delay`)."""
         import numpy as np
+
+        for done in range(1, len(texts) + 1 if self.delay > 0 else 1):
+            time.sleep(self.delay)
+            if progress is not None:
+                progress(done, len(texts))
 
         out = np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
         if progress is not None:

@@ -65,7 +65,7 @@ def queue_panel(queue: IngestQueue) -> None:
     """Files still to index (stage, time left, Cancel), then the latest results; reruns the page when a file was
     indexed since this tab drew it."""
     items = queue.items()
-    _follow_library(queue)
+    _follow_library(queue, items)
     if queue.busy_reason:
         st.caption(f"Uploads are indexed by another program: {ui.md_text(queue.busy_reason)}.")
     for line in st.session_state.get("queue_refused", ()):
@@ -86,13 +86,13 @@ def queue_panel(queue: IngestQueue) -> None:
 
 
 def _pending_line(queue: IngestQueue, item: QueueItem, state: str, line: str) -> None:
-    text, button = st.columns([0.78, 0.22], vertical_alignment="center")
+    text, button = st.columns([0.74, 0.26], vertical_alignment="center")
     if state == "indexing":
         text.progress(min(item.fraction, 1.0), text=line)
     else:
         text.markdown(f"{STATUS_ICON['queued']} {line}")
     if item.stage != "indexing":  # the last step (under a second) is let finish: see IngestQueue.cancel
-        button.button("Cancel", key=f"cancel_{item.entry_id}", help=f"Cancel {item.name}",
+        button.button("Cancel", key=f"cancel_{item.entry_id}", help=f"Cancel {item.name}", type="tertiary",
                       on_click=_cancel, args=(queue, item.entry_id, item.name))
 
 
@@ -102,18 +102,23 @@ def _cancel(queue: IngestQueue, entry_id: str, name: str) -> None:
         st.session_state.notice = ("error", f"{name} was not cancelled: {refusal}")
 
 
-def _follow_library(queue: IngestQueue) -> None:
-    """Rerun the whole page when the queue indexed a file since this tab last drew the library."""
-    indexed = queue.indexed_count
-    drawn = st.session_state.setdefault("queue_indexed_drawn", indexed)
-    if indexed != drawn:
-        st.session_state.queue_indexed_drawn = indexed
+def _follow_library(queue: IngestQueue, items) -> None:
+    """Rerun the whole page when the queue indexed a file, or started or ended a batch, since this tab last drew
+    the library: the document list, the chat box and the empty page's hint follow."""
+    state = _library_state(queue, items)
+    drawn = st.session_state.setdefault("queue_drawn", state)
+    if state != drawn:
+        st.session_state.queue_drawn = state
         st.rerun()
 
 
+def _library_state(queue: IngestQueue, items) -> tuple[int, bool]:
+    return queue.indexed_count, any(not i.finished for i in items)
+
+
 def mark_library_drawn(queue: IngestQueue) -> None:
-    """Call before drawing the document list: the files indexed so far are on the page."""
-    st.session_state.queue_indexed_drawn = queue.indexed_count
+    """Call before drawing the document list: what the queue has done so far is on the page."""
+    st.session_state.queue_drawn = _library_state(queue, queue.items())
 
 
 def indexing_note(names) -> None:
