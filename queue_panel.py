@@ -65,7 +65,6 @@ def queue_panel(queue: IngestQueue) -> None:
     """Files still to index (stage, time left, Cancel), then the latest results; reruns the page when a file was
     indexed since this tab drew it."""
     items = queue.items()
-    _follow_library(queue, items)
     if queue.busy_reason:
         st.caption(f"Uploads are indexed by another program: {ui.md_text(queue.busy_reason)}.")
     for line in st.session_state.get("queue_refused", ()):
@@ -83,6 +82,7 @@ def queue_panel(queue: IngestQueue) -> None:
         with st.expander(f"Earlier uploads ({len(finished) - RECENT})"):
             for _item, state, line in finished[RECENT:]:
                 st.markdown(f"{STATUS_ICON.get(state, '')} {line}")
+    _follow_library(queue, items)  # last: the queue is on the page before the rest of it is redrawn
 
 
 def _pending_line(queue: IngestQueue, item: QueueItem, state: str, line: str) -> None:
