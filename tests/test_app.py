@@ -10,9 +10,9 @@ import io
 
 import pytest
 from conftest import REPO
-from gemini_stub import GeminiStub, StubReply, docagent_responder
 from streamlit.testing.v1 import AppTest
 
+from harness.gemini_stub import GeminiStub, StubReply, docagent_responder
 from wiring import DEFAULT_GEMINI_MODEL, FALLBACK_GEMINI_MODELS
 
 TIMEOUT = 90  # the first run in a process imports chromadb and langgraph
@@ -382,7 +382,7 @@ def test_streamlit_config_binds_locally_and_states_the_same_upload_limit():
 
     from document_processor import Limits
     from document_processor.limits import MB
-    from ui_helpers import MAX_UPLOAD_MB
+    from ui.helpers import MAX_UPLOAD_MB
 
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert config["server"]["address"] == "127.0.0.1" and config["server"]["headless"] is True
@@ -458,7 +458,7 @@ def _no_local_model_configured(monkeypatch):
 
 @pytest.fixture
 def local_server():
-    from openai_stub import OpenAIStub
+    from harness.openai_stub import OpenAIStub
 
     with OpenAIStub() as server:
         yield server

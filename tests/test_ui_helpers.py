@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import ui_helpers as ui
+from ui import helpers as ui
 
 
 def test_query_terms_drop_stopwords_keep_numbers_and_order():

@@ -1,0 +1,188 @@
+"""The sidebar's library: the upload box, indexing the uploads, the document list (scope, delete, clear) and
+opening the library (with the rebuild a lost store offers).
+
+Indexing is one seam: `ingest_uploads(library, uploads, slot)` indexes what this tab uploaded, drawing per-file
+progress in `slot`. A server-side ingestion queue replaces that one function (and `show_ingest_log`); the rest
+of the page only reads `library.documents()`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+
+import streamlit as st
+
+import wiring
+from ui import helpers as ui
+from ui import resources
+from ui.seams import Library
+
+log = logging.getLogger("docagent.app")
+# Material icons, not emoji: a server or kiosk browser without an emoji font shows emoji as empty boxes.
+STATUS_ICON = {"indexed": ":green[:material/check_circle:]", "replaced": ":blue[:material/sync:]",
+               "duplicate": ":gray[:material/content_copy:]", "failed": ":red[:material/error:]"}
+
+
+# ---- opening ---------------------------------------------------------------------------------------------------
+
+def open_library(config: wiring.Config) -> Library:
+    """The shared library; a store that cannot open stops the page with the reason."""
+    try:
+        with st.spinner("Opening the library (the first start loads the embedding model)…"):
+            kb = resources.load_library(config)
+    except (ImportError, *resources.library_errors()) as error:
+        log.error("cannot open the library", exc_info=error)
+        st.error(f"The library cannot be opened: {ui.md_text(str(error))}", icon=":material/error:")
+        offer_rebuild(config, error)
+        st.stop()
+    if st.session_state.pop("rebuild_requested", False) and kb.rebuilt:
+        done = sum(r.status != "failed" for r in kb.rebuilt)
+        st.success(f"Library rebuilt from the kept originals: {done} of {len(kb.rebuilt)} files indexed again.",
+                   icon=":material/build:")
+    return kb
+
+
+def offer_rebuild(config: wiring.Config, error: BaseException) -> None:
+    """For a store that lost its data: rebuild from the kept originals (the user's only copies are never
+    deleted; a damaged database is set aside, not emptied)."""
+    from vector_db import LibraryDamaged
+
+    if not isinstance(error, LibraryDamaged):
+        return
+    st.info("Your files are safe: a copy of every indexed file is kept in the data directory. Rebuilding indexes "
+            "them again; a damaged database is set aside, not deleted.", icon=":material/info:")
+    if st.button("Rebuild the library from the kept originals", icon=":material/build:", key="rebuild_library"):
+        resources.rebuild_requests().add(str(config.data_dir))
+        st.session_state["rebuild_requested"] = True
+        st.rerun()
+
+
+# ---- uploading and indexing (the seam a server-side queue replaces) ---------------------------------------------
+
+def upload_widget():
+    """The drag-and-drop zone; a new key after each batch empties it."""
+    from document_processor import SUPPORTED_SUFFIXES  # light: the parsers load on the first parse
+
+    return st.file_uploader(
+        f"Add documents (up to {ui.MAX_UPLOAD_MB} MB each)", type=list(SUPPORTED_SUFFIXES), accept_multiple_files=True,
+        key=f"uploader_{st.session_state.uploader_key}",
+        help="PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text and Markdown files.")
+
+
+def ingest_uploads(kb: Library, uploads, last_batch) -> None:
+    """Index each upload not seen before: every file gets a line, a live progress bar while it is indexed, then
+    its result; once the batch is done the uploader is emptied and the page redrawn with the new library."""
+    fresh = [u for u in uploads or () if u.file_id not in st.session_state.seen_uploads]
+    if not fresh:
+        return
+    with last_batch.container():  # in place of the previous batch's lines, where this batch's lines will stay
+        slots = [st.empty() for _ in fresh]
+    for upload, slot in zip(fresh, slots, strict=True):
+        slot.progress(0.0, text=f"{ui.md_text(upload.name)} — waiting")
+    lines = []
+    for upload, slot in zip(fresh, slots, strict=True):
+        status, line = ingest_one(kb, upload, slot)
+        slot.markdown(f"{STATUS_ICON.get(status, '')} {line}")
+        lines.append((status, line))
+        st.session_state.seen_uploads.add(upload.file_id)  # after the file, so an interrupted one is redone
+    st.session_state.ingest_log = lines
+    st.session_state.uploader_key += 1
+    st.rerun()
+
+
+def ingest_one(kb: Library, upload, slot) -> tuple[str, str]:
+    """One file through Library.ingest_bytes, its stages drawn on a progress bar in `slot`."""
+    estimate = ui.ProgressEstimate(upload.name)
+    slot.progress(0.0, text=f"{ui.md_text(upload.name)} — reading")
+
+    def progress(file_name, stage, done, total):
+        fraction, label = estimate.update(stage, done, total)
+        slot.progress(fraction, text=ui.md_text(label))
+
+    try:
+        result = kb.ingest_bytes(upload.getvalue(), upload.name, progress=progress)
+        if kb.read_only_reason and result.reason == kb.read_only_reason:  # the banner above says why at length
+            result = dataclasses.replace(result, reason="the library is read-only here (see the notice above)")
+        return ui.result_line(result)
+    except Exception as error:  # a bad file comes back as "failed"; this is the library or a bug: logged, shown
+        log.exception("indexing %s failed", upload.name)
+        return "failed", f"**{ui.md_text(upload.name)}** — failed: {ui.md_text(ui.error_reason(error))}"
+
+
+def show_ingest_log() -> None:
+    """The result line of each file of the last batch."""
+    for status, line in st.session_state.ingest_log:
+        st.markdown(f"{STATUS_ICON.get(status, '')} {line}")
+
+
+# ---- the document list -----------------------------------------------------------------------------------------
+
+def document_list(kb: Library) -> tuple[tuple[str, ...], int]:
+    """The library with a tick box per document (scope) and a delete button; returns (ticked ids, count)."""
+    docs = kb.documents()
+    if not docs:
+        st.info("No documents yet. Drop PDF, Word, PowerPoint, Excel, CSV, text or Markdown files above.",
+                icon=":material/upload_file:")
+        return (), 0
+    st.caption(f"{ui.plural(len(docs), 'document')} — tick some to ask only about them")
+    ticked = []
+    for rec in docs:
+        left, right = st.columns([0.84, 0.16], vertical_alignment="top")
+        title = rec.title if rec.title and rec.title not in (rec.file_name, Path(rec.file_name).stem) else None
+        if left.checkbox(ui.md_text(rec.file_name), key=f"scope_{rec.doc_id}", help=title):
+            ticked.append(rec.doc_id)
+        left.caption(ui.document_caption(rec) + (" · indexing…" if rec.status != "ready" else ""))
+        right.button("", icon=":material/delete:", key=f"delete_{rec.doc_id}", help=f"Delete {rec.file_name}",
+                     on_click=delete_document, args=(kb, rec.doc_id, rec.file_name))
+    clear_library_controls(kb, len(docs))
+    return tuple(ticked), len(docs)
+
+
+def delete_document(kb: Library, doc_id: str, name: str) -> None:
+    """Button callback: remove one document; the outcome shows as a notice on the next draw."""
+    try:
+        kb.delete(doc_id)
+    except resources.library_errors() as error:
+        st.session_state.notice = ("error", f"Could not delete {name}: {error}")
+        return
+    st.session_state.pop(f"scope_{doc_id}", None)
+    st.session_state.notice = ("success", f"Deleted {name}.")
+
+
+def clear_library_controls(kb: Library, count: int) -> None:
+    """'Clear library' asks for confirmation before deleting everything."""
+    if not st.session_state.confirm_clear:
+        st.button("Clear library", icon=":material/delete_sweep:", key="clear", on_click=_set_confirm, args=(True,))
+        return
+    st.warning(f"Delete all {ui.plural(count, 'document')} from the library? This cannot be undone.")
+    yes, no = st.columns(2)
+    yes.button("Delete all", type="primary", key="clear_yes", on_click=clear_library, args=(kb,))
+    no.button("Cancel", key="clear_cancel", on_click=_set_confirm, args=(False,))
+
+
+def _set_confirm(value: bool) -> None:
+    st.session_state.confirm_clear = value
+
+
+def clear_library(kb: Library) -> None:
+    """Button callback: empty the library (after the confirmation)."""
+    st.session_state.confirm_clear = False
+    try:
+        kb.clear()
+    except resources.library_errors() as error:
+        st.session_state.notice = ("error", f"Could not clear the library: {error}")
+        return
+    for key in [k for k in st.session_state if str(k).startswith("scope_")]:
+        del st.session_state[key]
+    st.session_state.notice = ("success", "The library is empty.")
+
+
+def show_notice() -> None:
+    """The outcome of the last delete or clear, once."""
+    notice = st.session_state.notice
+    if notice:
+        kind, text = notice
+        (st.error if kind == "error" else st.success)(ui.md_text(text))
+        st.session_state.notice = None
