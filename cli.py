@@ -3,7 +3,8 @@
     python cli.py [--data-dir DIR] parse FILE_OR_DIR... [--json] [--timeout S]
 
 Each command is one function `cmd_NAME(args) -> exit code` plus one row in COMMANDS. Only the standard
-library is imported here; a command imports what it needs when it runs.
+library and wiring (the composition root, itself light) are imported here; a command imports what it needs when
+it runs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
-from wiring import DATA_DIR_ENV, DEFAULT_DATA_DIR, data_dir_from_env
+import wiring
+from wiring import DATA_DIR_ENV, DEFAULT_DATA_DIR
 
 STRATEGY_CHOICES = ("auto", "hybrid", "vector", "bm25")  # advanced_retrieval.STRATEGIES, without importing it
 
@@ -95,10 +97,8 @@ class Refused(Exception):
 
 def _open_kb(args: argparse.Namespace, embedder=None):
     """The knowledge base at --data-dir (or the CHROMA_* server); a bad CHROMA_* setting is Refused."""
-    from wiring import open_knowledge_base
-
     try:
-        return open_knowledge_base(args.data_dir, embedder=embedder)
+        return wiring.open_library(args.config, embedder=embedder)
     except ValueError as error:
         raise Refused(f"bad configuration: {error}") from error
 
@@ -195,14 +195,12 @@ def cmd_clear(args: argparse.Namespace) -> int:
 def cmd_rebuild(args: argparse.Namespace) -> int:
     """Index the kept originals again after the store lost its data or could not be read (the message of that
     error names this command); one line per file; exit 1 when any failed. A whole library does nothing."""
-    from wiring import open_knowledge_base
-
     def show(name: str, stage: str, done: int, total: int) -> None:
         if stage == "reading" and done == 0:
             print(f"reading   {name}", flush=True)
 
     try:
-        kb = open_knowledge_base(args.data_dir, rebuild=True, rebuild_progress=None if args.json else show)
+        kb = wiring.open_library(args.config, rebuild=True, rebuild_progress=None if args.json else show)
     except ValueError as error:
         raise Refused(f"bad configuration: {error}") from error
     if args.json:
@@ -218,9 +216,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answer a question from the indexed documents, with citations, verification and the engine's trace."""
-    from wiring import default_embedder, gemini_key_from_env, make_agent
-
-    embedder = default_embedder(args.data_dir)
+    embedder = wiring.make_embedder(args.config)
     kb = _open_kb(args, embedder)
     try:
         filters = _doc_filters(kb, args.doc)
@@ -228,8 +224,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(e, file=sys.stderr)
         return 2
     try:  # the provider, model and key come from the environment (wiring), --offline overrides them
-        agent = make_agent(kb, embedder, api_key=gemini_key_from_env(), model=args.model,
-                           provider="offline" if args.offline else None)
+        agent = wiring.make_agent(kb, embedder, args.config, model=args.model,
+                                  provider="offline" if args.offline else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -264,13 +260,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a golden-question dataset through retrieval and the engine; print the figures (see evaluation/)."""
     from evaluation import eval_command
-    from wiring import gemini_key_from_env, model_env
 
     # As `ask` does: the provider DOCAGENT_PROVIDER names; unset, Gemini with a key, else offline.
-    offline = args.offline or (not gemini_key_from_env() and model_env().provider not in ("local", "gemini"))
+    config = args.config
+    offline = args.offline or (not config.gemini_key and config.provider not in ("local", "gemini"))
     return eval_command(args.dataset, args.data_dir, docs=args.docs, offline=offline,
                         strategies=tuple(args.strategy or ("hybrid",)), as_json=args.json, min_hit5=args.min_hit5,
-                        min_mrr=args.min_mrr, min_accuracy=args.min_accuracy, k=args.k)
+                        min_mrr=args.min_mrr, min_accuracy=args.min_accuracy, k=args.k, config=config)
 
 
 def _label(location: dict) -> str:
@@ -379,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the process exit code."""
     args = build_parser().parse_args(argv)
-    args.data_dir = data_dir_from_env(args.data_dir)
+    args.config = wiring.Config.from_env(data_dir=args.data_dir)  # the one reading of the environment
+    args.data_dir = args.config.data_dir
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -1,8 +1,16 @@
-"""The one place that builds the real objects from a data directory (used by cli.py, app.py and the eval).
+"""The composition root: reads the environment once (Config.from_env) and builds the real objects from it for
+the app (ui/), the CLI, the evaluation and the benchmarks. Nothing else in the project reads os.environ.
 
 Layout of a data directory: chroma/ (embedded Chroma, unless CHROMA_HOST points at a server), models/ (the ONNX
-export of all-MiniLM-L6-v2, made once), bm25/ (the keyword index), originals/ (a copy of every indexed file, for
-the source viewer), queue/ (uploads waiting to be indexed, and recent results), library.lock (the writers' lock).
+export of all-MiniLM-L6-v2, made once; DOCAGENT_MODEL_DIR puts it elsewhere), bm25/ (the keyword index),
+originals/ (a copy of every indexed file, for the source viewer), library.lock (the writers' lock),
+conversations.sqlite3 (the app's saved chats), queue/ (uploads waiting to be indexed, and recent results).
+
+Variables: DOCAGENT_DATA_DIR (default ./data), DOCAGENT_MODEL_DIR, DOCAGENT_FAKE_EMBEDDER=1 (the deterministic
+hashing embedder, for tests and demos; DOCAGENT_FAKE_EMBED_DELAY=S makes it take S seconds per passage, so a
+browser test can catch a file mid-embedding), GOOGLE_API_KEY or GEMINI_API_KEY, DOCAGENT_GEMINI_MODEL,
+DOCAGENT_GEMINI_BASE_URL (a local Gemini stub), DOCAGENT_PROVIDER (gemini | local | offline),
+DOCAGENT_LOCAL_BASE_URL / _MODEL / _API_KEY, CHROMA_HOST / CHROMA_PORT / CHROMA_SSL.
 """
 
 from __future__ import annotations
@@ -10,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DATA_DIR_ENV = "DOCAGENT_DATA_DIR"
@@ -23,41 +31,124 @@ DEFAULT_GEMINI_MODEL = "gemini-3.8-flash"
 FALLBACK_GEMINI_MODELS = (DEFAULT_GEMINI_MODEL, "gemini-3.6-flash", "gemini-3.5-flash-lite")
 PROVIDER_ENV = "DOCAGENT_PROVIDER"
 PROVIDERS = ("gemini", "local", "offline")
-LOCAL_BASE_URL_ENV = "DOCAGENT_LOCAL_BASE_URL"
 LOCAL_MODEL_ENV = "DOCAGENT_LOCAL_MODEL"
-LOCAL_API_KEY_ENV = "DOCAGENT_LOCAL_API_KEY"
 DEFAULT_LOCAL_BASE_URL = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible endpoint
+CHROMA_VARIABLES = ("CHROMA_HOST", "CHROMA_PORT", "CHROMA_SSL")
+_TRUE = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the environment says, read once (Config.from_env). Keys are left out of repr.
+
+    `provider` is "" when DOCAGENT_PROVIDER is unset or names no provider (the app shows it unselected;
+    model_config refuses an unknown one by name). `chroma` holds the CHROMA_* variables as set.
+    """
+
+    data_dir: Path
+    model_dir: Path | None = None
+    fake_embedder: bool = False
+    fake_embed_delay: float = 0.0
+    gemini_key: str = field(default="", repr=False)
+    gemini_base_url: str | None = None
+    gemini_model: str = DEFAULT_GEMINI_MODEL
+    provider: str = ""
+    provider_given: str = ""  # DOCAGENT_PROVIDER as written (lower-cased), for model_config's error message
+    local_base_url: str = DEFAULT_LOCAL_BASE_URL
+    local_model: str = ""
+    local_api_key: str = field(default="", repr=False)
+    chroma: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def models(self) -> Path:
+        """Where the exported embedding model is cached."""
+        return self.model_dir or self.data_dir / "models"
+
+    @property
+    def conversations(self) -> Path:
+        """The SQLite file of the app's saved chats."""
+        return self.data_dir / "conversations.sqlite3"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, data_dir: str | Path | None = None) -> Config:
+        """The configuration `environ` (default: os.environ) describes; `data_dir` overrides DOCAGENT_DATA_DIR."""
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> str:
+            return (env.get(name) or "").strip()
+
+        given = get(PROVIDER_ENV).lower()
+        return cls(
+            data_dir=Path(data_dir or get(DATA_DIR_ENV) or DEFAULT_DATA_DIR).expanduser().resolve(),
+            model_dir=Path(get("DOCAGENT_MODEL_DIR")).expanduser().resolve() if get("DOCAGENT_MODEL_DIR") else None,
+            fake_embedder=get("DOCAGENT_FAKE_EMBEDDER").lower() in _TRUE,
+            fake_embed_delay=float(get("DOCAGENT_FAKE_EMBED_DELAY") or 0.0),
+            gemini_key=get("GOOGLE_API_KEY") or get("GEMINI_API_KEY"),  # both names Google documents
+            gemini_base_url=get("DOCAGENT_GEMINI_BASE_URL") or None,
+            gemini_model=get(GEMINI_MODEL_ENV) or DEFAULT_GEMINI_MODEL,
+            provider=given if given in PROVIDERS else "", provider_given=given,
+            local_base_url=get("DOCAGENT_LOCAL_BASE_URL") or DEFAULT_LOCAL_BASE_URL,
+            local_model=get(LOCAL_MODEL_ENV), local_api_key=get("DOCAGENT_LOCAL_API_KEY"),
+            chroma={name: env[name] for name in CHROMA_VARIABLES if name in env},
+        )
 
 
 @dataclass(frozen=True)
 class ModelConfig:
     """Which model answers and how to reach it (model_config builds it). Keys are left out of repr."""
 
-    provider: str  # gemini | local | offline ("" in model_env when unset)
+    provider: str  # gemini | local | offline
     gemini_key: str = field(default="", repr=False)
     gemini_model: str = DEFAULT_GEMINI_MODEL
+    gemini_base_url: str | None = None
     local_base_url: str = DEFAULT_LOCAL_BASE_URL
     local_model: str = ""
     local_api_key: str = field(default="", repr=False)
 
 
-def data_dir_from_env(given: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """`given`, else $DOCAGENT_DATA_DIR, else ./data."""
-    environ = os.environ if environ is None else environ
-    return Path(given or environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
+def model_config(config: Config, *, gemini_model: str | None = None, provider: str | None = None) -> ModelConfig:
+    """Which model answers: `provider` (else DOCAGENT_PROVIDER; unset, Gemini with a key, else offline).
+
+    Raises:
+        ValueError: an unknown provider (naming the allowed ones), Gemini without a key, a local model unnamed.
+    """
+    chosen = (provider or config.provider_given).strip().lower() or ("gemini" if config.gemini_key else "offline")
+    if chosen not in PROVIDERS:
+        raise ValueError(f"{PROVIDER_ENV}={chosen!r} is not a provider; allowed: {', '.join(PROVIDERS)}")
+    if chosen == "gemini" and not config.gemini_key:
+        raise ValueError(f"{PROVIDER_ENV}=gemini needs a Gemini key (GOOGLE_API_KEY)")
+    if chosen == "local" and not config.local_model:
+        raise ValueError(f"{PROVIDER_ENV}=local needs {LOCAL_MODEL_ENV}: a model your server lists "
+                         f"(e.g. llama3.2 after `ollama pull llama3.2`)")
+    return ModelConfig(chosen, gemini_key=config.gemini_key, gemini_model=(gemini_model or "").strip()
+                       or config.gemini_model, gemini_base_url=config.gemini_base_url,
+                       local_base_url=config.local_base_url, local_model=config.local_model,
+                       local_api_key=config.local_api_key)
 
 
-def default_embedder(data_dir: Path, *, quantized: bool = False):
-    """all-MiniLM-L6-v2 through ONNX Runtime, its export cached in <data_dir>/models."""
+def make_embedder(config: Config):
+    """The hashing embedder with DOCAGENT_FAKE_EMBEDDER=1, else all-MiniLM-L6-v2 on ONNX Runtime (cached in
+    config.models)."""
+    if config.fake_embedder:
+        from vector_db import HashingEmbedder
+
+        return HashingEmbedder(delay=config.fake_embed_delay)
     from vector_db import OnnxEmbedder
 
-    return OnnxEmbedder(Path(data_dir) / "models", quantized=quantized)
+    return OnnxEmbedder(config.models)
+
+
+def open_library(config: Config, *, embedder=None, rebuild: bool = False, **options):
+    """The KnowledgeBase over config.data_dir, with `embedder` (default make_embedder(config))."""
+    return open_knowledge_base(config.data_dir, embedder=embedder if embedder is not None else make_embedder(config),
+                               environ=config.chroma, rebuild=rebuild, **options)
 
 
 def open_knowledge_base(data_dir: Path, *, embedder=None, environ: Mapping[str, str] | None = None,
                         rebuild: bool = False, **options):
-    """The KnowledgeBase over <data_dir> (Chroma embedded there, or the server named by CHROMA_HOST).
+    """The KnowledgeBase over <data_dir> (Chroma embedded there, or the server CHROMA_* in `environ` names).
 
+    `embedder` defaults to the one Config.from_env(data_dir=data_dir) picks; `environ` to os.environ.
     `rebuild=True` indexes the kept originals (<data_dir>/originals) the library lacks, after its store lost
     its data; an embedded Chroma database that cannot be opened at all is first moved aside (to
     chroma.damaged-<time>, never deleted) so that a fresh one can be made. Other options go to KnowledgeBase
@@ -71,7 +162,8 @@ def open_knowledge_base(data_dir: Path, *, embedder=None, environ: Mapping[str, 
 
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    embedder = embedder if embedder is not None else default_embedder(data_dir)
+    environ = os.environ if environ is None else environ
+    embedder = embedder if embedder is not None else make_embedder(Config.from_env(data_dir=data_dir))
     try:
         client = client_from_env(data_dir, environ)
     except LibraryDamaged:
@@ -116,76 +208,32 @@ def _set_aside(chroma_dir: Path) -> Path:
     return aside
 
 
-def gemini_model_from_env(given: str | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """`given`, else $DOCAGENT_GEMINI_MODEL, else DEFAULT_GEMINI_MODEL (the one place the variable is read)."""
-    environ = os.environ if environ is None else environ
-    return (given or "").strip() or (environ.get(GEMINI_MODEL_ENV) or "").strip() or DEFAULT_GEMINI_MODEL
-
-
-def gemini_key_from_env(environ: Mapping[str, str] | None = None) -> str:
-    """The Gemini key from $GOOGLE_API_KEY, else $GEMINI_API_KEY (both names Google documents); "" when unset."""
-    environ = os.environ if environ is None else environ
-    return (environ.get("GOOGLE_API_KEY") or environ.get("GEMINI_API_KEY") or "").strip()
-
-
-def model_env(environ: Mapping[str, str] | None = None) -> ModelConfig:
-    """The model variables as set, unchecked (provider "" when unset), for the app to show and let be fixed."""
-    environ = os.environ if environ is None else environ
-    return ModelConfig(
-        provider=(environ.get(PROVIDER_ENV) or "").strip().lower(), gemini_model=gemini_model_from_env(None, environ),
-        local_base_url=(environ.get(LOCAL_BASE_URL_ENV) or "").strip() or DEFAULT_LOCAL_BASE_URL,
-        local_model=(environ.get(LOCAL_MODEL_ENV) or "").strip(),
-        local_api_key=(environ.get(LOCAL_API_KEY_ENV) or "").strip())
-
-
-def model_config(*, api_key: str = "", gemini_model: str | None = None, provider: str | None = None,
-                 environ: Mapping[str, str] | None = None) -> ModelConfig:
-    """Which model answers, from the arguments, else the environment (the one place these variables are read).
-
-    `provider` (else $DOCAGENT_PROVIDER): gemini | local | offline; unset, Gemini when `api_key` is given, else
-    offline. Local: $DOCAGENT_LOCAL_BASE_URL (default DEFAULT_LOCAL_BASE_URL, Ollama's), $DOCAGENT_LOCAL_MODEL,
-    optional $DOCAGENT_LOCAL_API_KEY. Gemini: `api_key`, `gemini_model` (else $DOCAGENT_GEMINI_MODEL).
-
-    Raises:
-        ValueError: an unknown provider (naming the allowed ones), Gemini without a key, a local model unnamed.
-    """
-    given = model_env(environ)
-    chosen = (provider or given.provider).strip().lower() or ("gemini" if api_key else "offline")
-    if chosen not in PROVIDERS:
-        raise ValueError(f"{PROVIDER_ENV}={chosen!r} is not a provider; allowed: {', '.join(PROVIDERS)}")
-    config = replace(given, provider=chosen, gemini_key=api_key,
-                     gemini_model=gemini_model_from_env(gemini_model, environ))
-    if chosen == "gemini" and not api_key:
-        raise ValueError(f"{PROVIDER_ENV}=gemini needs a Gemini key (GOOGLE_API_KEY)")
-    if chosen == "local" and not config.local_model:
-        raise ValueError(f"{PROVIDER_ENV}=local needs {LOCAL_MODEL_ENV}: a model your server lists "
-                         f"(e.g. llama3.2 after `ollama pull llama3.2`)")
-    return config
-
-
-def make_brain(config: ModelConfig, embedder):
-    """(brain, budgets) for `config`: GeminiBrain, LocalBrain (with budgets sized for slow local generation) or
+def make_brain(model: ModelConfig, embedder):
+    """(brain, budgets) for `model`: GeminiBrain, LocalBrain (with budgets sized for slow local generation) or
     the offline extractive brain."""
     from agentic_rag import DEFAULT_BUDGETS, LOCAL_BUDGETS, OfflineBrain, make_gemini_brain, make_local_brain
 
-    if config.provider == "local":
-        brain = make_local_brain(config.local_base_url, config.local_model, api_key=config.local_api_key)
+    if model.provider == "local":
+        brain = make_local_brain(model.local_base_url, model.local_model, api_key=model.local_api_key)
         return brain, LOCAL_BUDGETS
-    if config.provider == "gemini":
-        return make_gemini_brain(config.gemini_key, model=config.gemini_model), DEFAULT_BUDGETS
+    if model.provider == "gemini":
+        return make_gemini_brain(model.gemini_key, model=model.gemini_model,
+                                 base_url=model.gemini_base_url), DEFAULT_BUDGETS
     return OfflineBrain(embedder), DEFAULT_BUDGETS
 
 
-def make_agent(kb, embedder, *, api_key: str = "", model: str | None = None, provider: str | None = None,
-               environ: Mapping[str, str] | None = None):
-    """The engine over `kb`, answering with the model `model_config` picks (a failing model falls back offline).
-
-    `api_key` is the Gemini key; `model` the Gemini model (default $DOCAGENT_GEMINI_MODEL, else
-    DEFAULT_GEMINI_MODEL); `provider` overrides $DOCAGENT_PROVIDER ("offline" for a --offline flag).
-    Raises ValueError for a configuration model_config refuses.
-    """
+def build_for(model: ModelConfig, kb, embedder):
+    """The engine over `kb` answering with `model` (a failing model falls back offline)."""
     from agentic_rag import build_agent
 
-    brain, budgets = make_brain(model_config(api_key=api_key, gemini_model=model, provider=provider,
-                                             environ=environ), embedder)
+    brain, budgets = make_brain(model, embedder)
     return build_agent(brain, kb.retriever, embedder=embedder, budgets=budgets)
+
+
+def make_agent(kb, embedder, config: Config, *, model: str | None = None, provider: str | None = None):
+    """The engine over `kb`, answering with the model `model_config` picks from `config`.
+
+    `model` overrides the Gemini model; `provider` overrides DOCAGENT_PROVIDER ("offline" for a --offline flag).
+    Raises ValueError for a configuration model_config refuses.
+    """
+    return build_for(model_config(config, gemini_model=model, provider=provider), kb, embedder)

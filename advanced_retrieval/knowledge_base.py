@@ -26,8 +26,9 @@ from advanced_retrieval.locking import LockTimeout, WriteLock
 from advanced_retrieval.originals import Originals
 from advanced_retrieval.restore import lost_reason, rebuild_from_originals, reindex_lost_documents
 from advanced_retrieval.retriever import HybridRetriever
+from advanced_retrieval.seams import Store
 from document_processor import DocumentError, Limits, ParsedDocument, parse_bytes, parse_file, sanitize_name
-from vector_db import DocumentRecord, LibraryDamaged, StoreError
+from vector_db import DocumentRecord, Embedder, LibraryDamaged, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ class KnowledgeBase:
     """Ingest, list, find, delete and search documents; the coordinator the CLI, app, engine and eval share.
 
     Args:
-        store: the VectorStore.
+        store: the VectorStore (any Store: advanced_retrieval.seams).
         bm25_dir: where the BM25 index is saved.
         embedder: embeds queries for the retriever (the store embeds chunks with its own).
         lock_path: the writers' lock file (default: "write.lock" beside `bm25_dir`).
@@ -97,7 +98,7 @@ class KnowledgeBase:
             held some, and `rebuild` is False; nothing was changed.
     """
 
-    def __init__(self, store, bm25_dir: Path, embedder, *, lock_path: Path | None = None,
+    def __init__(self, store: Store, bm25_dir: Path, embedder: Embedder, *, lock_path: Path | None = None,
                  limits: Limits | None = None, isolate: bool = True, lock_timeout: float = 600.0,
                  originals_dir: Path | None = None, rebuild: bool = False, rebuild_progress: Progress | None = None):
         bm25_dir = Path(bm25_dir)
@@ -138,14 +139,12 @@ class KnowledgeBase:
 
     def close(self) -> None:
         """Let another process own the embedded library (VectorStore.close); nothing else needs closing."""
-        closer = getattr(self.store, "close", None)
-        if closer is not None:
-            closer()
+        self.store.close()
 
     @property
     def read_only_reason(self) -> str:
         """'' when this process may write; else why not (another process owns the embedded library)."""
-        return getattr(self.store, "read_only_reason", "")
+        return self.store.read_only_reason
 
     @property
     def retriever(self) -> HybridRetriever:

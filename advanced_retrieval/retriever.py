@@ -9,8 +9,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from advanced_retrieval.fusion import KEYWORD_WEIGHT, RRF_K, QueryPlan, plan_query, reciprocal_rank_fusion
+from advanced_retrieval.keyword_index import KeywordIndex
+from advanced_retrieval.seams import Store
 from advanced_retrieval.types import STRATEGIES, Filters, Hit
 from document_processor import Chunk
+from vector_db import Embedder
 
 
 def _normalised(text: str) -> str:
@@ -42,7 +45,7 @@ class HybridRetriever:
         ValueError: candidates < 1, rrf_k < 0 or keyword_weight <= 0.
     """
 
-    def __init__(self, store, bm25, embedder, *, candidates: int = 30, rrf_k: int = RRF_K,
+    def __init__(self, store: Store, bm25: KeywordIndex, embedder: Embedder, *, candidates: int = 30, rrf_k: int = RRF_K,
                  keyword_weight: float = KEYWORD_WEIGHT):
         if candidates < 1 or rrf_k < 0 or keyword_weight <= 0:
             raise ValueError(f"need candidates >= 1, rrf_k >= 0 and keyword_weight > 0; got {candidates}, "

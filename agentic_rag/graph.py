@@ -11,23 +11,26 @@ from langgraph.graph import END, START, StateGraph
 
 from advanced_retrieval import STRATEGIES, Filters
 from agentic_rag.citations import display
+from agentic_rag.model_brain import ModelBrain
 from agentic_rag.offline import OfflineBrain
 from agentic_rag.review import synthesize, verify
+from agentic_rag.seams import Brain, Retriever
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps import analyze, decompose_step, retrieve
-from agentic_rag.types import MODEL_MODES, AnswerResult, Budgets, Citation, Usage
+from agentic_rag.types import AnswerResult, Budgets, Citation, Usage
+from vector_db import Embedder
 
 HISTORY_TURNS = 3
 DEFAULT_BUDGETS = Budgets()  # frozen, so one shared default is safe
 
 
-def build_agent(brain, retriever, *, embedder=None, budgets: Budgets = DEFAULT_BUDGETS) -> Agent:
+def build_agent(brain: Brain, retriever: Retriever, *, embedder: Embedder | None = None, budgets: Budgets = DEFAULT_BUDGETS) -> Agent:
     """An Agent over `retriever` thinking with `brain` (GeminiBrain or OfflineBrain).
 
     `embedder` (optional) sharpens the offline brain's choice of sentences; with a Gemini brain it is used by
     the offline fallback.
     """
-    if getattr(brain, "mode", None) not in (*MODEL_MODES, "offline"):
+    if not isinstance(brain, (ModelBrain, OfflineBrain)):
         raise ValueError("brain must be a GeminiBrain (make_gemini_brain), a LocalBrain (make_local_brain) or an "
                          "OfflineBrain")
     if isinstance(brain, OfflineBrain):
@@ -69,7 +72,7 @@ def _compile():
 class Agent:
     """Answers questions about the indexed documents; one compiled graph, reused for every question."""
 
-    def __init__(self, brain, offline: OfflineBrain, retriever, budgets: Budgets):
+    def __init__(self, brain: Brain, offline: OfflineBrain, retriever: Retriever, budgets: Budgets):
         self.brain = brain
         self.offline = offline
         self.retriever = retriever

@@ -32,6 +32,7 @@ from agentic_rag.rules import classify, plan_question
 from agentic_rag.text import sentences
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, Analysis, BrainReply, ContextBlock, Coverage
 from agentic_rag.verify import FOUND_PREFIX, ClaimDraft, offline_verdict
+from vector_db import Embedder
 
 HEADER = f"{OFFLINE_LABEL} — quoted from the documents, not generated."
 QUOTE_LIMITS = {"list": 3, "summary": 3, "comparison": 2}  # quotes per sub-question; others: DEFAULT_QUOTES
@@ -82,7 +83,7 @@ class Memo:
     """The embedder, remembering the vectors of the texts it embedded: a retry round and the verifier look at
     the same quotes again, and embedding is the slow part of answering offline. At most MEMO_SIZE texts."""
 
-    embedder: object
+    embedder: Embedder
     vectors: dict
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -104,7 +105,7 @@ class OfflineBrain:
     """No model, no network: rules, quotes and word matching. `embedder` (optional) sharpens the choice of quotes
     and the verdicts. `gate` is the relevance a quote needs (see agentic_rag.extract.Gate)."""
 
-    embedder: object | None = None
+    embedder: Embedder | None = None
     gate: Gate = Gate()
     mode: ClassVar[str] = "offline"
     _vectors: dict = field(default_factory=dict, init=False, repr=False, compare=False)

@@ -1,8 +1,7 @@
 """Step 3's work: sub-questions searched concurrently, results deduplicated, every document checked when asked.
 
-The retriever is any object with `retrieve(query, k, strategy, filters) -> list[Hit]` and
-`documents() -> list[record]` (records with .doc_id, .file_name, .file_type, .chunks), and optionally
-`document_chunks(doc_id) -> list[Chunk]`, which lets an exhaustive check read a whole document.
+The retriever is an agentic_rag.seams.Retriever: `retrieve`, `documents` and `document_chunks` (which lets an
+exhaustive check read a whole document).
 """
 
 from __future__ import annotations
@@ -95,7 +94,7 @@ def _cover(retriever, record, concept: str, hits: Sequence[Hit]) -> Coverage:
     (vector_db.DocumentRecord), or from simpler retrievers the chunks themselves."""
     listed = record.chunks if isinstance(record.chunks, (list, tuple)) else ()
     first = check_document(record.doc_id, record.file_name, concept, hits, listed)
-    if first.mentioned or listed or not hasattr(retriever, "document_chunks"):
+    if first.mentioned or listed:
         return first
     try:
         chunks = retriever.document_chunks(record.doc_id)

@@ -198,7 +198,7 @@ def _evidence(state: AgentState, run: Run, draft: Draft, drafts, checked, missin
         return Evidence(refused=True, retrieval=retrieval, found=float(found))
     fits = [claim_fit(question, d, by_n) for d in drafts]
     cosine = 0.0
-    embedder = run.offline._embedder() if getattr(run.offline, "embedder", None) is not None else None
+    embedder = run.offline._embedder()
     if embedder is not None:
         texts = [quote_body(d.text)[:EMBED_CHARS] for d in drafts[:MAX_EMBEDDED_CLAIMS]]
         cosine = float(max(embedder.embed(texts) @ embedder.embed_query(question)))

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Annotated, TypedDict
 
 from advanced_retrieval import Filters, Hit
-from agentic_rag.offline import Draft
+from agentic_rag.offline import Draft, OfflineBrain
+from agentic_rag.seams import Brain, Retriever
 from agentic_rag.types import Analysis, Budgets, Claim, ContextBlock, Coverage
 
 
@@ -49,9 +50,9 @@ class AgentState(TypedDict, total=False):
 class Run:
     """Collaborators and callbacks of one question (LangGraph's run context)."""
 
-    brain: object
-    offline: object
-    retriever: object
+    brain: Brain
+    offline: OfflineBrain
+    retriever: Retriever
     budgets: Budgets
     deadline: float
     on_event: Callable[[str, dict], None] | None = None

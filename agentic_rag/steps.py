@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from agentic_rag.model_brain import ModelBrain
 from agentic_rag.retrieval import retrieve_round
 from agentic_rag.rules import MAX_SUB_QUESTIONS, decompose
 from agentic_rag.state import AgentState, Run
@@ -104,8 +105,9 @@ def _budget_block(state: AgentState, run: Run) -> str:
 def _limited(run: Run, state: AgentState):
     """The Gemini brain with no more retries than the call budget has room for."""
     left = run.budgets.llm_calls - sum(t["llm_calls"] for t in state.get("trace", []))
-    retries = getattr(run.brain, "max_retries", None)
-    return replace(run.brain, max_retries=max(0, min(retries, left - 1))) if retries is not None else run.brain
+    if not isinstance(run.brain, ModelBrain):
+        return run.brain
+    return replace(run.brain, max_retries=max(0, min(run.brain.max_retries, left - 1)))
 
 
 def _mode_update(state: AgentState, thought: Thought) -> dict:

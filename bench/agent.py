@@ -30,17 +30,19 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from conftest import FakeEmbedder  # noqa: E402
-from gemini_stub import GeminiStub, StubReply, answer_from_passages, docagent_responder, plan_for  # noqa: E402
-from openai_stub import STUB_MODELS, OpenAIStub  # noqa: E402
-
 from advanced_retrieval import KnowledgeBase  # noqa: E402
 from agentic_rag import LOCAL_BUDGETS, Budgets, build_agent, make_gemini_brain, make_local_brain  # noqa: E402
-from vector_db import VectorStore, make_client  # noqa: E402
+from harness.gemini_stub import GeminiStub, StubReply, answer_from_passages, docagent_responder, plan_for  # noqa: E402
+from harness.openai_stub import STUB_MODELS, OpenAIStub  # noqa: E402
+from vector_db import (  # noqa: E402
+    HashingEmbedder,  # noqa: E402
+    VectorStore,
+    make_client,
+)
 from wiring import DEFAULT_GEMINI_MODEL  # noqa: E402
 
 DELAY = 0.7
@@ -243,7 +245,7 @@ def main() -> None:
     questions = [(q, "simple") for q in SIMPLE[: 2 if args.quick else 4]]
     questions += [(q, "complex") for q in COMPLEX[: 2 if args.quick else 3]]
     with tempfile.TemporaryDirectory() as tmp, GeminiStub(responder=responder, delay=DELAY) as stub:
-        kb = build_corpus(Path(tmp), FakeEmbedder())
+        kb = build_corpus(Path(tmp), HashingEmbedder())
         brain = make_gemini_brain(KEY, model=DEFAULT_GEMINI_MODEL, base_url=stub.base_url, timeout=20.0)
         agent = build_agent(brain, kb.retriever)
         stub.delay = 0.0

@@ -126,7 +126,7 @@ def bench_embedder(count: int, cache: Path) -> None:
     start = time.perf_counter()
     from sentence_transformers import SentenceTransformer
 
-    import model_files
+    from document_processor import model_files
 
     model = SentenceTransformer(str(model_files.model_dir()), device="cpu")
     print(f"embed: sentence-transformers import + load: {time.perf_counter() - start:.1f} s")

@@ -36,7 +36,7 @@ def torch_model(threads: int | None = None):
     import torch
     from sentence_transformers import SentenceTransformer
 
-    import model_files
+    from document_processor import model_files
 
     if threads is not None:
         torch.set_num_threads(threads)

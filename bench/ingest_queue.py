@@ -62,8 +62,8 @@ def quick_batch(folder: Path) -> tuple[tuple[Path, str], ...]:
 def run(batch, embedder, root: Path) -> dict:
     import wiring
 
-    kb = wiring.open_knowledge_base(root, embedder=embedder)
-    agent = wiring.make_agent(kb, embedder, provider="offline")
+    kb = wiring.open_knowledge_base(root, embedder=embedder, environ={})  # embedded Chroma, whatever the shell says
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, embedder)
     agent.ask("warm up")  # loads what the first question would otherwise load
     queue = wiring.open_ingest_queue(root, kb)
     questions, rows, lock = {}, {}, threading.Lock()
@@ -120,10 +120,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-queue-") as tmp:
         root = Path(tmp)
         if args.quick:
-            sys.path.insert(0, str(REPO / "tests"))
-            from conftest import FakeEmbedder
+            from vector_db import HashingEmbedder
 
-            batch, embedder = quick_batch(root), FakeEmbedder()
+            batch, embedder = quick_batch(root), HashingEmbedder()
         else:
             missing = [str(p) for p, _q in BATCH if not p.is_file()]
             if missing:

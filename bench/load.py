@@ -102,8 +102,7 @@ def outage(kb, agent, qs: list[str], server, down_s: float = 3.0) -> dict:
 
 
 def open_server(root: Path):
-    sys.path.insert(0, str(REPO / "tests"))
-    from test_vector_db import ChromaServer
+    from harness.chroma_server import ChromaServer
 
     server = ChromaServer(root / "server-data")
     server.start()

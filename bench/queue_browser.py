@@ -6,7 +6,7 @@
 Starts `streamlit run app.py` on 127.0.0.1 with a fresh data directory, opens two chromium tabs, and per round
 uploads one generated text file in tab 1. Measured from the moment Playwright hands the file to the uploader:
 tab 1 empties its uploader and lists the file in its queue; tab 2 (untouched) lists it too. Printed per round and
-as one JSON line (median and max); the panel redraws every queue_panel.REFRESH_S seconds, which bounds tab 2.
+as one JSON line (median and max); the panel redraws every ui.queue_panel.REFRESH_S seconds, which bounds tab 2.
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 REPO = Path(os.environ.get("BENCH_REPO") or HERE.parent)
-sys.path[:0] = [str(REPO), str(REPO / "tests"), str(HERE)]
+# The checkout measured first; this one's harness/; an older checkout's tests/ (its FakeEmbedder).
+sys.path[:0] = [str(REPO), str(HERE.parent), str(REPO / "tests"), str(HERE)]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
@@ -49,14 +50,17 @@ MODEL_CACHE = HERE.parent / "test-artifacts" / "model-cache"
 def make_embedder():
     """$BENCH_EMBEDDER: "onnx" (all-MiniLM-L6-v2, the real cost of embedding) or "slow" (the tests' hashing
     embedder taking 5 ms per text, as fast as the real one on this machine but without its CPU load)."""
-    from conftest import FakeEmbedder
+    try:
+        from vector_db import HashingEmbedder
+    except ImportError:  # an older checkout (--repo): its tests' FakeEmbedder
+        from conftest import FakeEmbedder as HashingEmbedder
 
     if os.environ.get("BENCH_EMBEDDER", "onnx") == "onnx":
         from vector_db import OnnxEmbedder
 
         return OnnxEmbedder(MODEL_CACHE)
 
-    class Slow(FakeEmbedder):
+    class Slow(HashingEmbedder):
         def embed(self, texts, progress=None):
             out = []
             for start in range(0, len(texts), 32):  # progress as the real embedder reports it, batch by batch
@@ -132,8 +136,9 @@ def run_cli(data: Path, *argv: str) -> int:
     import cli
     import wiring
 
-    embedder = make_embedder()
-    wiring.default_embedder = lambda data_dir, **_: embedder  # the library's embedder, with its model cache
+    if hasattr(wiring, "default_embedder"):  # an older checkout (--repo): no DOCAGENT_MODEL_DIR/FAKE_EMBEDDER seam
+        embedder = make_embedder()
+        wiring.default_embedder = lambda data_dir, **_: embedder
     return cli.main(["--data-dir", str(data), *argv])
 
 
@@ -204,9 +209,9 @@ def scenario(root: Path, env: dict, chunks: int, timeout: float, reader_s: float
 
 
 def start_server(root: Path):
-    import test_vector_db
+    from harness.chroma_server import ChromaServer
 
-    server = test_vector_db.ChromaServer(root / "server-data")
+    server = ChromaServer(root / "server-data")
     server.start()
     return server
 
@@ -231,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_cli(Path(args.rest[0]), *args.rest[1:])
     env = {**os.environ, "BENCH_REPO": str(Path(args.repo).resolve()) if args.repo else str(REPO),
            "BENCH_EMBEDDER": args.embedder or ("slow" if args.quick else "onnx")}
+    # The CLI's own embedder (wiring): the same vectors as the writer's, from the same model cache.
+    env.update({"DOCAGENT_MODEL_DIR": str(MODEL_CACHE)} if env["BENCH_EMBEDDER"] == "onnx"
+               else {"DOCAGENT_FAKE_EMBEDDER": "1"})
     with tempfile.TemporaryDirectory(prefix="readers-") as tmp:
         server = start_server(Path(tmp)) if args.server else None
         if server is not None:

@@ -32,9 +32,14 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-import model_files  # noqa: E402
 from advanced_retrieval import BM25Index, HybridRetriever, KeywordIndex, reciprocal_rank_fusion  # noqa: E402
-from document_processor import Chunk, Location, ParsedDocument, chunk_id  # noqa: E402
+from document_processor import (  # noqa: E402
+    Chunk,
+    Location,
+    ParsedDocument,
+    chunk_id,
+    model_files,  # noqa: E402
+)
 from vector_db import OnnxEmbedder, VectorStore, make_client  # noqa: E402
 
 CHUNKS_PER_DOC = 500  # Chroma writes ~300 chunks/s here whatever the size; fewer documents, less overhead

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
-import model_files
+from document_processor import model_files
 from document_processor.blocks import Block, Progress, Table, one_line, span
 from document_processor.types import Location
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -111,8 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             out, docs = _quick_subset(out, docs, Path(scratch))
         return eval_command(out, args.data_dir or Path(scratch) / "index", docs=docs, offline=not args.gemini,
                             strategies=tuple(args.strategies or ("hybrid", "vector", "bm25")),
-                            as_json=args.json,
-                            model_dir=os.environ.get("DOCAGENT_MODEL_DIR") or None)
+                            as_json=args.json)
 
 
 def _page_count(pdf: Path) -> int:

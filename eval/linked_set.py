@@ -7,7 +7,6 @@ eval/heldout.py and eval/sealed.py are each a list of documents and a dataset; t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -58,4 +57,4 @@ def run(name: str, dataset: Path, documents: Mapping[str, str], description: str
         docs = link_documents(documents, args.shared, Path(scratch) / "docs")
         return eval_command(dataset, args.data_dir or Path(scratch) / "index", docs=docs,
                             offline=not args.gemini, strategies=tuple(args.strategies or ("hybrid",)),
-                            as_json=args.json, model_dir=os.environ.get("DOCAGENT_MODEL_DIR") or None)
+                            as_json=args.json)

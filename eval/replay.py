@@ -27,14 +27,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))  # the Gemini stub the test suite uses
-
-from gemini_stub import GeminiStub, StubReply, plan_for  # noqa: E402
 
 import wiring  # noqa: E402
 from agentic_rag import build_agent, make_gemini_brain  # noqa: E402
 from evaluation import load_dataset  # noqa: E402
 from evaluation.metrics import alternative_in, auroc  # noqa: E402
+from harness.gemini_stub import GeminiStub, StubReply, plan_for  # noqa: E402
 
 KINDS_ANSWERABLE = ("right", "wrong number", "wrong passage", "invented", "false refusal")
 KINDS_UNANSWERABLE = ("right refusal", "quote as answer")
@@ -166,8 +164,9 @@ def main(argv: list[str] | None = None) -> int:
             if not (data_dir / "chroma").exists():
                 print(f"{data_dir} has no index: run the offline eval first; skipped", file=sys.stderr)
                 continue
-            embedder = wiring.default_embedder(data_dir)
-            kb = wiring.open_knowledge_base(data_dir, embedder=embedder)
+            config = wiring.Config.from_env(data_dir=data_dir)
+            embedder = wiring.make_embedder(config)
+            kb = wiring.open_library(config, embedder=embedder)
             rows += run(kb, embedder, load_dataset(dataset), stub)
     summary = report(rows)
     print(json.dumps({"replay": summary, "kinds": {k: sum(r["kind"] == k for r in rows)

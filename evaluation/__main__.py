@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
+import wiring
 from evaluation.command import eval_command
 
 
@@ -14,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the arguments and run eval_command; its exit code."""
     parser = argparse.ArgumentParser(prog="python -m evaluation", description="Evaluate retrieval and answers.")
     parser.add_argument("dataset", type=Path)
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("DOCAGENT_DATA_DIR") or "data"))
+    parser.add_argument("--data-dir", type=Path, default=None, help="default: $DOCAGENT_DATA_DIR, else ./data")
     parser.add_argument("--docs", type=Path, help="index this folder first (duplicates are skipped)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--offline", action="store_true", default=True, help="offline extractive answers (default)")
@@ -26,11 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("min-hit5", "min-mrr", "min-accuracy"):
         parser.add_argument(f"--{name}", type=float)
     args = parser.parse_args(argv)
-    model_dir = os.environ.get("DOCAGENT_MODEL_DIR")
-    return eval_command(args.dataset, args.data_dir, docs=args.docs, offline=args.offline,
+    config = wiring.Config.from_env(data_dir=args.data_dir)
+    return eval_command(args.dataset, config.data_dir, docs=args.docs, offline=args.offline,
                         strategies=tuple(args.strategies or ("hybrid",)), as_json=args.json,
                         min_hit5=args.min_hit5, min_mrr=args.min_mrr, min_accuracy=args.min_accuracy, k=args.k,
-                        answers=not args.retrieval_only, model_dir=model_dir)
+                        answers=not args.retrieval_only, config=config)
 
 
 if __name__ == "__main__":

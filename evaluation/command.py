@@ -7,7 +7,6 @@ arguments are bad (or the store/model cannot be opened).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,26 +19,27 @@ from evaluation.runner import run_eval
 OK, THRESHOLD_FAILED, BAD_INPUT = 0, 1, 2
 
 
-def open_knowledge_base(data_dir: Path, embedder):
-    """The KnowledgeBase over `data_dir`, laid out as the app and the CLI lay it out."""
+def open_knowledge_base(data_dir: Path, embedder, config=None):
+    """The KnowledgeBase over `data_dir`, laid out as the app and the CLI lay it out (Chroma as `config` says)."""
     import wiring
 
-    return wiring.open_knowledge_base(data_dir, embedder=embedder)
+    config = config or wiring.Config.from_env(data_dir=data_dir)
+    return wiring.open_knowledge_base(data_dir, embedder=embedder, environ=config.chroma)
 
 
-def make_agent(kb, embedder, *, offline: bool = True, api_key: str = "", model: str | None = None,
+def make_agent(kb, embedder, config=None, *, offline: bool = True, model: str | None = None,
                provider: str | None = None):
     """The agent the app would use: offline extractive, or a model (with its offline fallback).
 
-    `provider` is answering_provider's; `model` the Gemini model (default DOCAGENT_GEMINI_MODEL, else
-    wiring.DEFAULT_GEMINI_MODEL)."""
+    `config` is the wiring.Config (default: the environment's); `provider` is answering_provider's; `model` the
+    Gemini model (default DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL)."""
     import wiring
 
-    chosen = "offline" if offline else provider
-    return wiring.make_agent(kb, embedder, api_key="" if offline else api_key, model=model, provider=chosen)
+    config = config or wiring.Config.from_env()
+    return wiring.make_agent(kb, embedder, config, model=model, provider="offline" if offline else provider)
 
 
-def answering_provider(offline: bool, provider: str | None, api_key: str) -> str:
+def answering_provider(offline: bool, provider: str | None, config) -> str:
     """Which model answers: "offline" when asked; else `provider`, else $DOCAGENT_PROVIDER, else Gemini.
 
     Raises ValueError (from wiring.model_config) for a provider that cannot answer as configured (Gemini
@@ -48,14 +48,7 @@ def answering_provider(offline: bool, provider: str | None, api_key: str) -> str
 
     if offline:
         return "offline"
-    chosen = provider or wiring.model_env().provider or "gemini"
-    return wiring.model_config(api_key=api_key, provider=chosen).provider
-
-
-def wiring_embedder(data_dir: Path):
-    import wiring
-
-    return wiring.default_embedder(data_dir)
+    return wiring.model_config(config, provider=provider or config.provider_given or "gemini").provider
 
 
 def document_paths(folder: Path) -> list[Path]:
@@ -85,7 +78,7 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
                  min_mrr: float | None = None, min_accuracy: float | None = None, *, k: int = 10,
                  answers: bool = True, api_key: str | None = None, model_dir: str | Path | None = None,
                  embedder=None, out: TextIO | None = None, err: TextIO | None = None,
-                 gemini_model: str | None = None, provider: str | None = None) -> int:
+                 gemini_model: str | None = None, provider: str | None = None, config=None) -> int:
     """Run `dataset` against the library in `data_dir` (indexing `docs` first) and print the report.
 
     Args:
@@ -94,7 +87,9 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
             environment variable); a local model is configured by DOCAGENT_LOCAL_BASE_URL/MODEL/API_KEY.
         strategies: retrieval strategies to measure; answers use the first.
         answers: False measures retrieval only (no agent).
-        model_dir: where the ONNX model is cached (default data_dir/models); `embedder` replaces it (tests).
+        api_key: the Gemini key (default: config's, i.e. GOOGLE_API_KEY or GEMINI_API_KEY).
+        model_dir: where the ONNX model is cached (default config's); `embedder` replaces it (tests).
+        config: the wiring.Config (default: wiring.Config.from_env(data_dir=data_dir)).
         gemini_model: the Gemini model (default DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL).
         out, err: where the report and the progress go (default stdout, stderr).
 
@@ -110,22 +105,20 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
     if docs is not None and not Path(docs).exists():
         print(f"--docs {docs} does not exist", file=err)
         return BAD_INPUT
-    key = api_key if api_key is not None else os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+    config = _config(config, data_dir, api_key, model_dir)
     try:
-        chosen = answering_provider(offline or not answers, provider, key or "")
+        chosen = answering_provider(offline or not answers, provider, config)
     except ValueError as exc:
         print(f"{exc} (or run with --offline)", file=err)
         return BAD_INPUT
-    data_dir = Path(data_dir)
-    if embedder is None:
-        from vector_db import OnnxEmbedder
+    import wiring
 
-        embedder = OnnxEmbedder(Path(model_dir)) if model_dir else wiring_embedder(data_dir)
-    kb = open_knowledge_base(data_dir, embedder)
+    embedder = embedder if embedder is not None else wiring.make_embedder(config)
+    kb = open_knowledge_base(Path(data_dir), embedder, config)
     if docs is not None:
         print(f"indexing {docs}", file=err)
         index_folder(kb, Path(docs), err)
-    agent = make_agent(kb, embedder, offline=chosen == "offline", api_key=key or "", model=gemini_model,
+    agent = make_agent(kb, embedder, config, offline=chosen == "offline", model=gemini_model,
                        provider=chosen) if answers else None
     try:
         report = run_eval(questions, kb, agent, strategies=strategies, k=k, dataset=Path(dataset).name,
@@ -138,3 +131,18 @@ def eval_command(dataset: str | Path, data_dir: str | Path, docs: str | Path | N
     for failure in failures:
         print(f"threshold failed: {failure}", file=err)
     return THRESHOLD_FAILED if failures else OK
+
+
+def _config(config, data_dir, api_key: str | None, model_dir):
+    """`config` (default the environment's) with this run's data directory, key and model cache."""
+    from dataclasses import replace
+
+    import wiring
+
+    config = config or wiring.Config.from_env(data_dir=data_dir)
+    changes = {"data_dir": Path(data_dir)}
+    if api_key is not None:
+        changes["gemini_key"] = api_key
+    if model_dir:
+        changes["model_dir"] = Path(model_dir)
+    return replace(config, **changes)

@@ -412,11 +412,11 @@ def test_another_process_write_becomes_visible(tmp_path, fake_embedder, retrieve
     script = textwrap.dedent(f"""
         import sys
         sys.path[:0] = [{str(REPO)!r}, {str(REPO / 'tests')!r}]
-        from conftest import FakeEmbedder
+        from vector_db import HashingEmbedder
         from pathlib import Path
         from advanced_retrieval import KnowledgeBase
         from vector_db import VectorStore, make_client
-        emb = FakeEmbedder()
+        emb = HashingEmbedder()
         data = Path({str(tmp_path)!r})
         kb = KnowledgeBase(VectorStore(make_client(data / "data"), emb), data / "bm25", emb, isolate=False)
         result = kb.ingest_bytes(b"Emperor penguins huddle in the Antarctic winter.", "penguins.txt")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import answer_view as av
 from advanced_retrieval import Hit
 from agentic_rag.types import Analysis, AnswerResult, Citation, Claim, Coverage, Usage
 from document_processor import Chunk, Location
+from ui import answer_view as av
 
 
 def _chunk(n, text, doc="d1", page=1, name="report.pdf"):

@@ -10,9 +10,9 @@ import io
 
 import pytest
 from conftest import REPO
-from gemini_stub import GeminiStub, StubReply, docagent_responder
 from streamlit.testing.v1 import AppTest
 
+from harness.gemini_stub import GeminiStub, StubReply, docagent_responder
 from wiring import DEFAULT_GEMINI_MODEL, FALLBACK_GEMINI_MODELS
 
 TIMEOUT = 90  # the first run in a process imports chromadb and langgraph
@@ -42,10 +42,10 @@ def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
 
 def settle(at: AppTest) -> AppTest:
     """Wait (bounded) until the ingestion queue the app holds in st.cache_resource is idle, then redraw."""
-    import queue_panel
-    from app_runtime import AppConfig
+    import wiring
+    from ui import resources
 
-    queue = queue_panel.shared_queue(str(AppConfig.from_env().data_dir), None)  # the app's cached queue
+    queue = resources.load_queue(wiring.Config.from_env())  # the app's queue, cached in st.cache_resource
     assert queue.wait(lambda items: all(i.finished for i in items), TIMEOUT), [i.state for i in queue.items()]
     return at.run()
 
@@ -393,7 +393,7 @@ def test_streamlit_config_binds_locally_and_states_the_same_upload_limit():
 
     from document_processor import Limits
     from document_processor.limits import MB
-    from ui_helpers import MAX_UPLOAD_MB
+    from ui.helpers import MAX_UPLOAD_MB
 
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert config["server"]["address"] == "127.0.0.1" and config["server"]["headless"] is True
@@ -469,7 +469,7 @@ def _no_local_model_configured(monkeypatch):
 
 @pytest.fixture
 def local_server():
-    from openai_stub import OpenAIStub
+    from harness.openai_stub import OpenAIStub
 
     with OpenAIStub() as server:
         yield server
@@ -563,9 +563,9 @@ def test_a_library_that_lost_its_data_offers_the_rebuild_and_does_it(tmp_path, m
 def test_the_chat_answers_while_a_file_is_indexing_and_says_which_one(app, monkeypatch):
     import threading
 
-    import queue_panel
+    import wiring
     from advanced_retrieval import KnowledgeBase
-    from app_runtime import AppConfig
+    from ui import resources
 
     real, entered, release = KnowledgeBase.ingest_file, threading.Event(), threading.Event()
 
@@ -588,7 +588,7 @@ def test_the_chat_answers_while_a_file_is_indexing_and_says_which_one(app, monke
     assert "Not searched for this answer: orbit.txt was still being indexed" in notes, notes
     assert any("**orbit.txt** — reading" in plain(p.proto.text) for p in at.sidebar.get("progress")), \
         [p.proto.text for p in at.sidebar.get("progress")]
-    queue = queue_panel.shared_queue(str(AppConfig.from_env().data_dir), None)
+    queue = resources.load_queue(wiring.Config.from_env())
     assert [i.attempts for i in queue.items() if i.name == "orbit.txt"] == [1]  # not restarted by the question
     release.set()
     at = settle(at)

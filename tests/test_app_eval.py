@@ -6,7 +6,7 @@ import pytest
 from conftest import REPO
 from streamlit.testing.v1 import AppTest
 
-import answer_view as av
+from ui import answer_view as av
 
 TIMEOUT = 180  # the sample indexes five documents and answers 14 questions offline
 

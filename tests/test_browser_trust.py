@@ -13,8 +13,9 @@ import os
 import re
 
 import pytest
-from gemini_stub import GeminiStub, StubReply, plan_for
 from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, STEP_MS, _require_chromium, streamlit_app
+
+from harness.gemini_stub import GeminiStub, StubReply, plan_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -85,7 +85,7 @@ def test_data_dir_comes_from_flag_then_environment_then_default(monkeypatch):
     monkeypatch.setenv(cli.DATA_DIR_ENV, "/tmp/from-env")
     assert cli.main(["probe"]) == 0
     assert cli.main(["--data-dir", "/tmp/flag", "probe"]) == 0
-    assert seen == [Path("data"), Path("/tmp/from-env"), Path("/tmp/flag")]
+    assert seen == [Path("data").resolve(), Path("/tmp/from-env"), Path("/tmp/flag")]
 
 
 def test_bad_arguments_exit_2():
@@ -138,7 +138,7 @@ def test_ask_prints_the_checked_answer_when_it_differs_from_what_streamed(monkey
                 on_token(piece)
             return SimpleNamespace(to_dict=lambda: final)
 
-    monkeypatch.setattr(wiring, "default_embedder", lambda data_dir: None)
+    monkeypatch.setattr(wiring, "make_embedder", lambda config: None)
     monkeypatch.setattr(wiring, "make_agent", lambda *a, **k: Agent())
     monkeypatch.setattr(cli, "_open_kb", lambda args, embedder=None: None)
     final["answer"] = "Revenue was $5m [1]."
@@ -155,12 +155,7 @@ def test_ask_prints_the_checked_answer_when_it_differs_from_what_streamed(monkey
 def test_rebuild_on_a_whole_library_changes_nothing_and_says_so(monkeypatch, capsys, tmp_path):
     """`rebuild` indexes only kept originals the library lacks (tests/test_store_damage.py runs it on lost and
     unreadable stores in fresh processes); on a whole library it writes nothing."""
-    from conftest import FakeEmbedder
-
-    import wiring
-
-    embedder = FakeEmbedder()
-    monkeypatch.setattr(wiring, "default_embedder", lambda data_dir, **_: embedder)
+    monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")  # wiring's seam for the embedder
     (tmp_path / "a.txt").write_text("Lanterns light the harbour.")
     assert cli.main(["--data-dir", str(tmp_path / "data"), "ingest", str(tmp_path / "a.txt")]) == 0
     capsys.readouterr()
@@ -179,12 +174,12 @@ def test_ask_takes_the_provider_from_the_environment_and_offline_overrides_it(mo
     answer = {"answer": "quoted", "citations": [], "mode": "offline", "confidence": 0.5, "usage": {"llm_calls": 0},
               "seconds": 0.1, "warnings": []}
 
-    def make_agent(kb, embedder, *, api_key="", model=None, provider=None):
-        config = wiring.model_config(api_key=api_key, gemini_model=model, provider=provider)  # what wiring checks
+    def make_agent(kb, embedder, config, *, model=None, provider=None):
+        config = wiring.model_config(config, gemini_model=model, provider=provider)  # what wiring checks
         seen.append(config)
         return SimpleNamespace(ask=lambda question, **options: SimpleNamespace(to_dict=lambda: answer))
 
-    monkeypatch.setattr(wiring, "default_embedder", lambda data_dir: None)
+    monkeypatch.setattr(wiring, "make_embedder", lambda config: None)
     monkeypatch.setattr(wiring, "make_agent", make_agent)
     monkeypatch.setattr(cli, "_open_kb", lambda args, embedder=None: None)
     monkeypatch.setenv("DOCAGENT_PROVIDER", "local")

@@ -27,7 +27,6 @@ from openpyxl.chart import BarChart, Reference
 from pptx.util import Inches
 from pypdf import PdfWriter
 
-import model_files
 from document_processor import (
     SUPPORTED_SUFFIXES,
     DocumentError,
@@ -36,6 +35,7 @@ from document_processor import (
     chunk_id,
     is_supported,
     isolation,
+    model_files,
     parse_bytes,
     parse_file,
     sanitize_name,

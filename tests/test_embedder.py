@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import model_files
 import vector_db.embedder as embedder_mod
+from document_processor import model_files
 from vector_db import OnnxEmbedder
 
 REPO = Path(__file__).resolve().parents[1]

@@ -415,12 +415,12 @@ def test_sample_end_to_end_offline(tmp_path, fake_embedder):
     assert code == 0, err
     assert err.count("indexed ") == 5
     retrieval, answers, by_id = _figures(report)
-    # Measured with FakeEmbedder: hybrid and bm25 hit@1 = 1.0; vector hit@1 = 0.75, hit@5 = 1.0.
+    # Measured with HashingEmbedder: hybrid and bm25 hit@1 = 1.0; vector hit@1 = 0.75, hit@5 = 1.0.
     assert retrieval["hybrid"]["hit_at"]["5"] >= 0.9 and retrieval["hybrid"]["mrr"] >= 0.8
     assert retrieval["bm25"]["hit_at"]["5"] >= 0.9
     assert retrieval["vector"]["hit_at"]["5"] >= 0.75
     assert retrieval["hybrid"]["questions"] == 12  # the two unanswerable questions have no gold
-    # Measured: accuracy 14/14 with FakeEmbedder and with the real one; both unanswerable questions refused,
+    # Measured: accuracy 14/14 with HashingEmbedder and with the real one; both unanswerable questions refused,
     # no false refusal, every citation valid. The bounds leave room for one miss.
     assert answers["accuracy"] >= 0.9 and answers["key_fact_accuracy"] >= 0.9
     assert answers["false_refusals"] == 0 and answers["errors"] == 0

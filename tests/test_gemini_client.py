@@ -14,7 +14,6 @@ import re
 import socket
 
 import pytest
-from gemini_stub import GeminiStub, StubReply, docagent_responder
 from test_agentic_rag import FakeRetriever, make_chunk
 
 from agentic_rag import (
@@ -29,6 +28,7 @@ from agentic_rag import (
 from agentic_rag.gemini import MAX_OUTPUT_TOKENS, parse_json
 from agentic_rag.gemini_call import BACKOFF_BASE_SECONDS, CONTINUE_NOTE, MAX_BACKOFF_SECONDS
 from agentic_rag.gemini_models import ModelListError, list_gemini_models
+from harness.gemini_stub import GeminiStub, StubReply, docagent_responder
 
 KEY = "AIzaSy-stub-key-that-must-never-leak-42"
 MODEL = "gemini-3.8-flash"  # a fixed name: these tests check the transport, not the default
@@ -437,7 +437,7 @@ def test_live_gemini_answers_with_citations(corpus):
     key = os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
     if not key:
         pytest.skip("no GOOGLE_API_KEY: the live Gemini test is opt-in")
-    brain = make_gemini_brain(key, model=wiring.gemini_model_from_env(), timeout=30.0)
+    brain = make_gemini_brain(key, model=wiring.Config.from_env().gemini_model, timeout=30.0)
     result = build_agent(brain, corpus).ask(QUESTION)
     assert result.mode == "gemini", result.warnings
     assert "5.2" in result.answer and result.citations and result.citations[0].file == "acme_report.pdf"

@@ -15,18 +15,17 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import REPO, FakeEmbedder
+from conftest import REPO
 
 from advanced_retrieval import KnowledgeBase
-from advanced_retrieval.ingest_eta import FileEstimate, Throughput
 from advanced_retrieval.ingest_queue import IngestQueue, IngestQueueError
 from advanced_retrieval.queue_files import INDEXING, QUEUED, QueueFiles, QueueItem
-from vector_db import VectorStore, make_client
+from vector_db import HashingEmbedder, VectorStore, make_client
 
 WAIT = 60.0  # seconds before a wait gives up: only a hang reaches it
 
 
-class GatedEmbedder(FakeEmbedder):
+class GatedEmbedder(HashingEmbedder):
     """Holds any batch containing `marker` until `release` is set; `entered` tells the test it is held."""
 
     def __init__(self, marker: str = "GATED"):
@@ -41,7 +40,7 @@ class GatedEmbedder(FakeEmbedder):
         return super().embed(texts, progress)
 
 
-class FailingEmbedder(FakeEmbedder):
+class FailingEmbedder(HashingEmbedder):
     """Raises on a batch containing `marker`: a crash in the middle of a file's embedding."""
 
     def embed(self, texts, progress=None):
@@ -90,7 +89,7 @@ def stopper():
 
 
 def test_files_are_indexed_in_queue_order_each_searchable_and_their_bytes_removed(tmp_path, stopper):
-    kb = open_kb(tmp_path, FakeEmbedder())
+    kb = open_kb(tmp_path, HashingEmbedder())
     recording = Recording(kb)
     queue = IngestQueue(recording, tmp_path / "queue", start=False)
     stopper(queue)
@@ -110,7 +109,7 @@ def test_files_are_indexed_in_queue_order_each_searchable_and_their_bytes_remove
 
 
 def test_a_bad_file_between_two_good_ones_keeps_its_reason_and_the_next_goes_on(tmp_path, stopper, caplog):
-    kb = open_kb(tmp_path, FakeEmbedder())
+    kb = open_kb(tmp_path, HashingEmbedder())
 
     class Buggy(Recording):
         def ingest_file(self, path, *, name=None, progress=None):
@@ -194,7 +193,7 @@ def test_entries_left_indexing_by_a_dead_server_are_queued_again_until_too_many_
         data = text("penguins" if seq == 1 else "volcanoes")
         files.write_upload(item.entry_id, data)
         files.write_manifest(QueueItem(**{**item.__dict__, "size": len(data), "sha256": _sha(data)}))
-    kb = open_kb(tmp_path, FakeEmbedder())
+    kb = open_kb(tmp_path, HashingEmbedder())
     queue = IngestQueue(kb, tmp_path / "queue", max_attempts=3, start=False)
     stopper(queue)
     assert states(queue) == {"again.txt": QUEUED, "cursed.txt": "failed"}
@@ -225,7 +224,7 @@ def test_an_upload_is_visible_whole_or_not_at_all(tmp_path, monkeypatch, stopper
     files = QueueFiles(directory)
     (directory / "tmp" / "x.upload.1234").write_bytes(b"half an upl")  # a crash while writing the bytes
     (directory / "00000000000000000001-dead.upload").write_bytes(b"no manifest")  # a crash before the manifest
-    kb = open_kb(tmp_path, FakeEmbedder())
+    kb = open_kb(tmp_path, HashingEmbedder())
     queue = IngestQueue(kb, directory, start=False)
     stopper(queue)
     assert queue.items() == () and sorted(p.name for p in directory.rglob("*") if p.is_file()) == ["worker.lock"]
@@ -241,7 +240,7 @@ def test_an_upload_is_visible_whole_or_not_at_all(tmp_path, monkeypatch, stopper
 
 
 def test_many_threads_enqueue_at_once_and_every_file_is_indexed_once_in_queue_order(tmp_path, stopper):
-    kb = open_kb(tmp_path, FakeEmbedder())
+    kb = open_kb(tmp_path, HashingEmbedder())
     recording = Recording(kb)
     queue = IngestQueue(recording, tmp_path / "queue")
     stopper(queue)
@@ -295,7 +294,7 @@ def test_a_file_is_searchable_as_soon_as_it_is_indexed_while_the_rest_wait(tmp_p
 
 
 def test_a_read_only_library_or_a_queue_run_elsewhere_refuses_uploads_with_the_reason(tmp_path, stopper):
-    kb = open_kb(tmp_path, FakeEmbedder())
+    kb = open_kb(tmp_path, HashingEmbedder())
     first = IngestQueue(kb, tmp_path / "queue")
     stopper(first)
     second = IngestQueue(kb, tmp_path / "queue")
@@ -311,26 +310,8 @@ def test_a_read_only_library_or_a_queue_run_elsewhere_refuses_uploads_with_the_r
         other.enqueue(b"x", "x.txt")
 
 
-def test_time_left_is_none_rather_than_under_a_second_and_queued_files_count_the_ones_before():
-    now = [0.0]
-    estimate = FileEstimate(clock=lambda: now[0])
-    estimate.update("embedding", 10, 100)
-    now[0] = 10.0
-    estimate.update("embedding", 50, 100)
-    assert estimate.seconds_left() == pytest.approx(10 / 50 * 50 * 1.1, rel=0.2)
-    estimate.update("embedding", 99, 100)
-    now[0] = 10.01
-    assert estimate.seconds_left() is None or estimate.seconds_left() >= 1.0
-    estimate.update("indexing", 1, 1)
-    assert estimate.seconds_left() is None
-    rate = Throughput()
-    assert rate.seconds_for(1000) is None
-    rate.add(1000, 2.0)
-    assert rate.seconds_for(1000) == pytest.approx(2.0)
-
-
 def test_finished_entries_are_kept_for_the_log_then_pruned(tmp_path, stopper):
-    kb = open_kb(tmp_path, FakeEmbedder())
+    kb = open_kb(tmp_path, HashingEmbedder())
     queue = IngestQueue(kb, tmp_path / "queue", max_finished=2)
     stopper(queue)
     for n in range(4):
@@ -366,7 +347,7 @@ def test_sigkill_mid_file_then_a_restart_indexes_everything_once(tmp_path):
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(WAIT)
-    kb = open_kb(tmp_path, FakeEmbedder())  # recovery sweeps the killed write ("indexing" record, dead writer)
+    kb = open_kb(tmp_path, HashingEmbedder())  # recovery sweeps the killed write ("indexing" record, dead writer)
     assert [d.file_name for d in kb.documents()] == ["done.txt"] and kb.check()["consistent"]
     queue = IngestQueue(kb, tmp_path / "queue")
     try:

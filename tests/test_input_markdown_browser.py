@@ -19,7 +19,7 @@ import pytest
 from test_browser import CHROMIUM_ARGS, READY_SECONDS, _free_port, _require_chromium, _wait_healthy
 from test_ui_helpers import QUOTED
 
-import ui_helpers as ui
+from ui import helpers as ui
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -31,7 +31,7 @@ PAGE = """
 import json, sys
 sys.path.insert(0, {repo!r})
 import streamlit as st
-import ui_helpers as ui
+from ui import helpers as ui
 
 cases = json.loads({cases!r})
 for i, text in enumerate(cases):

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import model_files
-from document_processor import DocumentError, Limits, parse_bytes
+from document_processor import DocumentError, Limits, model_files, parse_bytes
 from document_processor.blocks import Block
 from document_processor.chunking import (
     MAX_CONTEXT_CHARS,

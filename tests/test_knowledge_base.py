@@ -7,10 +7,9 @@ import threading
 
 import docx
 import pytest
-from conftest import FakeEmbedder
 
 from advanced_retrieval import KnowledgeBase, LockTimeout, WriteLock
-from vector_db import VectorStore, make_client
+from vector_db import HashingEmbedder, VectorStore, make_client
 
 
 def open_kb(root, embedder, **kwargs) -> KnowledgeBase:
@@ -93,7 +92,7 @@ def test_failed_replacement_leaves_the_old_version_intact(kb, monkeypatch):
 
 
 def test_embedding_failure_leaves_nothing_half_indexed(tmp_path):
-    class Exploding(FakeEmbedder):
+    class Exploding(HashingEmbedder):
         def embed(self, texts, progress=None):
             if any("EXPLODE" in t for t in texts):
                 raise RuntimeError("embedding backend crashed")

@@ -15,7 +15,6 @@ import re
 import socket
 
 import pytest
-from openai_stub import STUB_MODELS, OpenAIReply, OpenAIStub, local_responder
 from test_agentic_rag import FakeRetriever, make_chunk
 
 import wiring
@@ -33,6 +32,7 @@ from agentic_rag import (
 )
 from agentic_rag.local import MAX_OUTPUT_TOKENS, ModelListError
 from agentic_rag.transport import BACKOFF_BASE_SECONDS, CONTINUE_NOTE, MAX_BACKOFF_SECONDS
+from harness.openai_stub import STUB_MODELS, OpenAIReply, OpenAIStub, local_responder
 
 KEY = "sk-local-stub-key-that-must-never-leak-7"
 MODEL = STUB_MODELS[0]
@@ -388,20 +388,21 @@ def test_errors_never_show_the_key(stub, corpus):
 def test_wiring_answers_with_the_local_model_the_environment_names(stub, corpus, fake_embedder):
     env = {"DOCAGENT_PROVIDER": "local", "DOCAGENT_LOCAL_BASE_URL": stub.base_url, "DOCAGENT_LOCAL_MODEL": MODEL,
            "DOCAGENT_LOCAL_API_KEY": KEY}
-    agent = wiring.make_agent(_Library(corpus), fake_embedder, environ=env)
+    agent = wiring.make_agent(_Library(corpus), fake_embedder, wiring.Config.from_env(env))
     assert isinstance(agent.brain, LocalBrain) and agent.budgets == LOCAL_BUDGETS
     assert agent.brain.label() == f"Local · {MODEL} @ {stub.base_url.split('/')[2]}"
     result = agent.ask(QUESTION)
     assert result.mode == MODEL_MODE and result.warnings == () and {r.api_key for r in stub.requests} == {KEY}
-    offline = wiring.make_agent(_Library(corpus), fake_embedder, provider="offline", environ=env)
+    offline = wiring.make_agent(_Library(corpus), fake_embedder, wiring.Config.from_env(env), provider="offline")
     assert offline.mode == "offline"
 
 
 @pytest.mark.parametrize("env, provider", [({}, "offline"), ({"DOCAGENT_PROVIDER": "Offline"}, "offline"),
                                            ({"DOCAGENT_PROVIDER": "gemini"}, "gemini")])
 def test_the_provider_defaults_to_gemini_with_a_key(env, provider):
-    assert wiring.model_config(api_key="k", environ=env).provider == ("gemini" if not env else provider)
-    assert wiring.model_config(environ={}).provider == "offline"
+    keyed = wiring.Config.from_env({**env, "GOOGLE_API_KEY": "k"})
+    assert wiring.model_config(keyed).provider == ("gemini" if not env else provider)
+    assert wiring.model_config(wiring.Config.from_env({})).provider == "offline"
 
 
 @pytest.mark.parametrize("env, words", [({"DOCAGENT_PROVIDER": "ollama"}, "allowed: gemini, local, offline"),
@@ -409,7 +410,7 @@ def test_the_provider_defaults_to_gemini_with_a_key(env, provider):
                                         ({"DOCAGENT_PROVIDER": "gemini"}, "GOOGLE_API_KEY")])
 def test_bad_provider_configuration_names_what_is_allowed(env, words):
     with pytest.raises(ValueError, match=re.escape(words)):
-        wiring.model_config(environ=env)
+        wiring.model_config(wiring.Config.from_env(env))
 
 
 def test_the_eval_answers_with_the_local_model_the_environment_names(stub, tmp_path, monkeypatch, fake_embedder):

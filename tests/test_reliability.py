@@ -15,7 +15,6 @@ import logging
 import os
 import random
 import subprocess
-import sys
 import threading
 import time
 import warnings
@@ -24,18 +23,17 @@ from pathlib import Path
 
 import docx
 import pytest
-from gemini_stub import GeminiStub, StubReply, docagent_responder
-from test_vector_db import CHROMA, ChromaServer
 
-import ui_helpers
 from advanced_retrieval import KnowledgeBase
 from agentic_rag import OfflineBrain, build_agent, make_gemini_brain
 from document_processor import Limits
+from harness import crash  # the kill-and-restart steps, shared with bench/crash.py
+from harness.chroma_server import CHROMA, ChromaServer
+from harness.gemini_stub import GeminiStub, StubReply, docagent_responder
+from ui import helpers as ui_helpers
 from vector_db import StoreError, VectorStore, make_client
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
-import crash  # noqa: E402  (bench/crash.py: the kill-and-restart harness, shared with the benchmark)
 
 KEY = "AIzaSy-reliability-secret-key-0123456789"
 

@@ -8,8 +8,8 @@ import pytest
 from PIL import Image
 from test_ocr import PAGE_TEXT, needs_tesseract, scan_image, scanned_pdf
 
-import source_viewer as sv
 from document_processor import Chunk, Location
+from ui import source_viewer as sv
 
 
 def write_pdf(path, pages: list[list[str]]) -> None:

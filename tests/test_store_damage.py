@@ -1,19 +1,16 @@
 """A store that lost its data or is damaged: reported in one line, nothing removed, rebuilt from the kept originals
 or from the store (issue 16, items 2, 7, 8, 9). Every step runs in a fresh process, as a user's next start would
-(embedded Chroma caches an opened database per process), through bench/damage.py, which also measures these
-cases against an older checkout for docs/reliability.md."""
+(embedded Chroma caches an opened database per process), through harness/damage.py, which bench/damage.py also
+runs to measure these cases against an older checkout for docs/reliability.md."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
-import damage  # noqa: E402  (bench/damage.py: the cases and the fresh-process steps)
+from harness import damage  # the cases and the fresh-process steps, shared with bench/damage.py
 
 NAMES = [f"file{i}.txt" for i in range(4)]
 

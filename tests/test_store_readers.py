@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FakeEmbedder
 from test_store_writes import kb_on
 
-from vector_db import make_client
+from vector_db import HashingEmbedder, make_client
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,10 +21,10 @@ import json, sys
 sys.path[:0] = [{repo!r}, {tests!r}]
 from pathlib import Path
 import pytest
-from conftest import FakeEmbedder
+from vector_db import HashingEmbedder
 from wiring import open_knowledge_base
 
-kb = open_knowledge_base(Path({data!r}), embedder=FakeEmbedder(), isolate=False)
+kb = open_knowledge_base(Path({data!r}), embedder=HashingEmbedder(), isolate=False)
 
 def round_of_queries():
     errors = []
@@ -55,7 +54,7 @@ def body(i: int, paragraphs: int) -> bytes:
 @pytest.mark.slow
 def test_a_read_only_process_sees_the_owners_writes_without_errors(tmp_path):
     data = tmp_path / "data"
-    owner = kb_on(make_client(data), data, FakeEmbedder())  # this process owns the directory
+    owner = kb_on(make_client(data), data, HashingEmbedder())  # this process owns the directory
     assert owner.ingest_bytes(body(0, 300), "f0.txt").status == "indexed"
     code = _READER.format(repo=str(REPO), tests=str(REPO / "tests"), data=str(data))
     reader = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -15,17 +15,16 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import FakeEmbedder
-from test_vector_db import CHROMA, ChromaServer
 
 from advanced_retrieval import KnowledgeBase
-from vector_db import VectorStore, client_from_env, make_client
+from harness.chroma_server import CHROMA, ChromaServer
+from vector_db import HashingEmbedder, VectorStore, client_from_env, make_client
 
 REPO = Path(__file__).resolve().parents[1]
 WAIT = 60  # seconds any step may block before the test fails instead of hanging
 
 
-class GatedEmbedder(FakeEmbedder):
+class GatedEmbedder(HashingEmbedder):
     """The hashing embedder, pausing before its `gate_call`-th embed call until `go` is set (`paused` tells the
     test it got there)."""
 
@@ -79,12 +78,12 @@ _DISK_FULL = """
 import json, resource, signal, sys
 sys.path[:0] = [{repo!r}, {tests!r}]
 from pathlib import Path
-from conftest import FakeEmbedder
+from vector_db import HashingEmbedder
 from wiring import open_knowledge_base
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG instead of killing us
 soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-kb = open_knowledge_base(Path({data!r}), embedder=FakeEmbedder(), isolate=False)
+kb = open_knowledge_base(Path({data!r}), embedder=HashingEmbedder(), isolate=False)
 body = Path({body!r}).read_bytes()
 seen = {{"repairs": kb.recovery_messages}}
 if {fill!r}:
@@ -140,7 +139,7 @@ def test_opening_listing_and_searching_do_not_wait_for_a_write_in_progress(tmp_p
     assert writer_embedder.paused.wait(WAIT)  # the writer holds the write lock, mid-embedding
     try:
         # a short lock timeout: waiting for the writer would raise LockTimeout instead of hanging the test
-        reader = kb_on(make_client(data), data, FakeEmbedder(), lock_timeout=0.5)
+        reader = kb_on(make_client(data), data, HashingEmbedder(), lock_timeout=0.5)
         assert [d.file_name for d in reader.documents()] == ["harbour.txt"]
         assert reader.retriever.retrieve("harbour paragraph", k=3)[0].chunk.file_name == "harbour.txt"
         assert reader.recovery_messages == []  # the writer's record "indexing" is not damage
@@ -155,7 +154,7 @@ def test_opening_listing_and_searching_do_not_wait_for_a_write_in_progress(tmp_p
 # ---- item 13: one name in two Unicode forms ------------------------------------------------------------------
 
 def test_a_name_uploaded_in_nfc_then_nfd_is_one_document_replaced(tmp_path):
-    kb = kb_on(make_client(tmp_path / "data"), tmp_path / "data", FakeEmbedder())
+    kb = kb_on(make_client(tmp_path / "data"), tmp_path / "data", HashingEmbedder())
     nfc, nfd = unicodedata.normalize("NFC", "café.txt"), unicodedata.normalize("NFD", "café.txt")
     assert nfc != nfd
     assert kb.ingest_bytes(b"The cafe opens at seven.", nfc).status == "indexed"
@@ -194,13 +193,13 @@ def test_recovery_in_another_program_never_sweeps_a_document_still_being_embedde
     thread, out = in_thread(lambda: a.ingest_bytes(text(120, "tundra"), "big.txt"))
     assert a_embedder.paused.wait(WAIT)
     try:
-        b = kb_on(server_client(chroma_server, tmp_path / "b"), tmp_path / "b", FakeEmbedder())
+        b = kb_on(server_client(chroma_server, tmp_path / "b"), tmp_path / "b", HashingEmbedder())
         assert b.recovery_messages == [] and b.documents() == []
     finally:
         a_embedder.go.set()
     result = finish(thread, out)
     assert result.status == "indexed" and result.chunks > 8
-    fresh = kb_on(server_client(chroma_server, tmp_path / "c"), tmp_path / "c", FakeEmbedder())
+    fresh = kb_on(server_client(chroma_server, tmp_path / "c"), tmp_path / "c", HashingEmbedder())
     assert store_repairs(fresh) == []
     assert [(d.file_name, d.chunks) for d in fresh.documents()] == [("big.txt", result.chunks)]
     assert len(fresh.store.chunk_ids()) == result.chunks and fresh.check()["consistent"]
@@ -229,6 +228,6 @@ def test_one_name_uploaded_by_two_programs_at_once_keeps_the_later_upload(chroma
         assert early.status == "replaced" and "later upload" in early.reason and early.doc_id == late.doc_id
     else:
         assert late.status == "replaced"
-    fresh = kb_on(server_client(chroma_server, tmp_path / "c"), tmp_path / "c", FakeEmbedder())
+    fresh = kb_on(server_client(chroma_server, tmp_path / "c"), tmp_path / "c", HashingEmbedder())
     assert store_repairs(fresh) == []
     assert [d.doc_id for d in fresh.documents()] == [late.doc_id] and fresh.check()["consistent"]

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import model_files
-from document_processor import DocumentError, Limits, parse_file
+from document_processor import DocumentError, Limits, model_files, parse_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 FOLDERS = ("office/docx", "office/pptx", "office/xlsx", "pdf_hard", "papers", "bench/financebench_subset/pdfs")

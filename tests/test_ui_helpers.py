@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import ui_helpers as ui
+from ui import helpers as ui
 
 
 def test_query_terms_drop_stopwords_keep_numbers_and_order():
@@ -113,42 +113,6 @@ def test_format_seconds_bytes_plural():
     assert ui.plural(1, "lines") == "1 line" and ui.plural(4, "lines") == "4 lines"
 
 
-class FakeClock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
-def test_progress_estimate_uses_embedding_rate_for_time_left():
-    clock = FakeClock()
-    est = ui.ProgressEstimate("a.pdf", clock=clock)
-    fraction, label = est.update("reading", 0, 1)
-    assert fraction == 0.0 and label == "a.pdf — reading"
-    clock.now += 1
-    est.update("chunking", 1, 1)
-    clock.now += 1
-    fraction, label = est.update("embedding", 0, 40)
-    assert 0.25 <= fraction < 0.3 and "embedding 0/40" in label
-    clock.now += 2  # 10 chunks in 2 s -> 30 left take 6 s, +10 % for indexing
-    fraction, label = est.update("embedding", 10, 40)
-    assert label == "a.pdf — embedding 10/40 · about 6.6 s left"
-    clock.now += 6
-    fraction, label = est.update("indexing", 0, 1)
-    assert fraction >= 0.92
-    fraction, _ = est.update("indexing", 1, 1)
-    assert fraction == 1.0
-
-
-def test_progress_estimate_never_goes_backwards_and_survives_zero_totals():
-    est = ui.ProgressEstimate("x.txt", clock=FakeClock())
-    est.update("embedding", 5, 10)
-    before = est.fraction
-    fraction, _ = est.update("reading", 0, 0)
-    assert fraction == before
-
-
 def _result(**kw):
     base = dict(file_name="a.pdf", status="indexed", reason="", kind="", doc_id="d1", duplicate_of=None,
                 chunks=12, units=3, unit_name="page", seconds=1.5, warnings=())
@@ -234,13 +198,6 @@ def test_live_answer_streams_tokens_steps_and_fallback():
     assert live.apply(("event", "verify", {"status": "other"})) == ("", "")
 
 
-
-
-def test_a_scan_shows_its_ocr_pages_while_it_is_read():
-    est = ui.ProgressEstimate("scan.pdf", clock=FakeClock())
-    fraction, label = est.update("ocr", 3, 12)
-    assert label.startswith("scan.pdf — reading (OCR) page 3/12") and 0.0 < fraction <= 0.15
-    assert est.update("chunking", 0, 1)[0] >= fraction
 
 
 def test_a_file_indexed_with_a_warning_says_so_on_its_line():

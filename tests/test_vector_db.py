@@ -8,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +15,12 @@ import pytest
 
 from advanced_retrieval import Filters
 from document_processor import Chunk, Location, ParsedDocument, chunk_id
-from vector_db import DocumentRecord, StoreError, VectorStore, client_from_env, make_client
+from harness.chroma_server import CHROMA, ChromaServer
+from vector_db import DocumentRecord, HashingEmbedder, StoreError, VectorStore, client_from_env, make_client
 from vector_db import library as library_mod
 from vector_db.records import chunk_from_stored, chunk_to_metadata, record_from_metadata, record_to_metadata
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMA = Path(sys.executable).with_name("chroma")
 
 
 def make_doc(name: str, texts: list[str], file_type: str = "pdf", doc_id: str | None = None,
@@ -357,9 +356,9 @@ _READER = """
 import json, sys
 sys.path[:0] = [{repo!r}, {tests!r}]
 from pathlib import Path
-from conftest import FakeEmbedder
+from vector_db import HashingEmbedder
 from vector_db import VectorStore, make_client
-store = VectorStore(make_client(Path({data!r})), FakeEmbedder())
+store = VectorStore(make_client(Path({data!r})), HashingEmbedder())
 print(json.dumps({{"docs": [r.file_name for r in store.documents()], "count": store.count(),
                   "ids": sorted(store.chunk_ids()), "generation": store.generation()}}))
 """
@@ -387,7 +386,7 @@ def test_changing_the_embedder_of_a_filled_store_is_refused(client, fake_embedde
 
     other = FailingEmbedder(fake_embedder, 0, RuntimeError())
     other.name = "other-model"
-    with pytest.raises(StoreError, match="holds vectors from fake-hashing-384, not other-model"):
+    with pytest.raises(StoreError, match="holds vectors from hashing-384, not other-model"):
         VectorStore(client, other).count()
 
 
@@ -430,47 +429,6 @@ def test_record_round_trip():
 
 
 # ---- server mode -----------------------------------------------------------------------------------------------------
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class ChromaServer:
-    """A real `chroma run` on 127.0.0.1, started and stopped on demand."""
-
-    def __init__(self, path: Path):
-        self.path, self.port, self.proc = path, free_port(), None
-
-    def start(self, timeout: float = 60.0) -> None:
-        log = open(self.path.parent / "chroma-server.log", "ab")  # noqa: SIM115 - handed to the child process
-        self.proc = subprocess.Popen([str(CHROMA), "run", "--path", str(self.path), "--host", "127.0.0.1",
-                                      "--port", str(self.port)], stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"chroma run exited with {self.proc.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    make_client(self.path, host="127.0.0.1", port=self.port).heartbeat()
-                    return
-            except (OSError, StoreError):
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"chroma run did not answer on port {self.port} within {timeout} s")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self.proc = None
-
 
 @pytest.fixture
 def chroma_server(tmp_path):
@@ -530,10 +488,10 @@ def test_an_embedded_directory_has_one_writing_process(tmp_path, fake_embedder):
     assert first.read_only_reason == second.read_only_reason == ""
     first.add_document(words_doc("a.pdf", 3, "alpha"))
     probe = ("import sys, json; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/tests']\n"
-             "from conftest import FakeEmbedder\n"
+             "from vector_db import HashingEmbedder\n"
              "from test_vector_db import words_doc\n"
              "from vector_db import StoreError, VectorStore, make_client\n"
-             "store = VectorStore(make_client(sys.argv[2]), FakeEmbedder())\n"
+             "store = VectorStore(make_client(sys.argv[2]), HashingEmbedder())\n"
              "try:\n    store.add_document(words_doc('b.pdf', 3, 'beta')); refused = ''\n"
              "except StoreError as e:\n    refused = str(e)\n"
              "print(json.dumps({'reason': store.read_only_reason, 'refused': refused, 'recover': store.recover(),\n"
@@ -586,3 +544,18 @@ def test_an_interrupted_vector_index_rebuild_is_finished_or_discarded_at_open(tm
     client.create_collection("chunks-rebuild", embedding_function=None)  # killed while still copying
     assert VectorStore(client, fake_embedder).recover() == ["discarded an unfinished rebuild of the vector index"]
     assert "chunks-rebuild" not in {c.name for c in client.list_collections()}
+
+
+# ---- the hashing embedder (the one fake embedder) ---------------------------------------------------------------
+
+def test_hashing_embedder_is_deterministic_normalised_and_handles_empty():
+    emb = HashingEmbedder()
+    calls = []
+    vectors = emb.embed(["alpha beta", "alpha beta", "gamma", ""], progress=lambda d, t: calls.append((d, t)))
+    assert vectors.shape == (4, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert np.allclose(vectors[0], vectors[1]) and calls == [(4, 4)]
+    query = emb.embed_query("alpha")
+    assert query.shape == (384,)
+    assert float(vectors[0] @ query) > float(vectors[2] @ query)
+    assert emb.embed([]).shape == (0, 384)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -71,14 +70,15 @@ def make_client(data_dir: Path, *, host: str | None = None, port: int = 8000, ss
         raise StoreError(f"cannot reach Chroma at {url}: {exc}") from exc
 
 
-def client_from_env(data_dir: Path, environ: Mapping[str, str] | None = None):
-    """make_client configured by CHROMA_HOST / CHROMA_PORT / CHROMA_SSL; embedded when CHROMA_HOST is unset.
+def client_from_env(data_dir: Path, environ: Mapping[str, str]):
+    """make_client configured by CHROMA_HOST / CHROMA_PORT / CHROMA_SSL in `environ` (wiring.Config.chroma: the
+    composition root reads the environment); embedded when CHROMA_HOST is unset.
 
     Raises:
         ValueError: CHROMA_PORT is not a number or CHROMA_SSL is not one of 1/0/true/false/yes/no/on/off.
         StoreError: CHROMA_HOST is set but the server does not answer.
     """
-    env = os.environ if environ is None else environ
+    env = environ
     host = env.get("CHROMA_HOST", "").strip() or None
     raw_port = env.get("CHROMA_PORT", "8000").strip() or "8000"
     if not raw_port.isdigit():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-import model_files
+from document_processor import model_files
 
 try:  # POSIX; without it two processes may both export, but the atomic rename still keeps the file whole
     import fcntl

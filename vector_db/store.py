@@ -24,6 +24,7 @@ from vector_db import guard, lease, library, owner, sweep, vector_index, writing
 from vector_db.client import StoreError, describe, embedded_path, reaching
 from vector_db.guard import guarded
 from vector_db.records import READY, DocumentRecord, chunk_from_stored, record_for
+from vector_db.seams import Embedder
 from vector_db.search import ChunkFilter, nearest
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ class VectorStore:
 
     Args:
         client: a Chroma client (make_client / client_from_env).
-        embedder: has .dim, .name, .embed(texts, progress=None) and .embed_query(text).
+        embedder: an Embedder (vector_db.seams): .dim, .name, .embed(texts, progress=None), .embed_query(text).
         collection: name of the chunk collection; the library lives in "<collection>-library".
         batch_size: chunks embedded and written per step (default and cap: client.get_max_batch_size()).
 
@@ -49,7 +50,7 @@ class VectorStore:
         ValueError: a collection name Chroma would refuse, or batch_size < 1.
     """
 
-    def __init__(self, client, embedder, *, collection: str = "chunks", batch_size: int | None = None):
+    def __init__(self, client, embedder: Embedder, *, collection: str = "chunks", batch_size: int | None = None):
         if not _NAME.fullmatch(collection):
             raise ValueError(f"collection must be 3-56 characters of a-z, A-Z, 0-9, '.', '_', '-' "
                              f"starting and ending with a letter or digit; got {collection!r}")

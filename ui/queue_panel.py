@@ -1,7 +1,7 @@
 """The ingestion queue on the page: uploads are handed to the server's queue, every tab watches it.
 
 Tabs never index anything themselves: an upload is written to the data directory by IngestQueue.enqueue and the
-uploader is emptied at once; the queue's worker thread (one per server process, held in st.cache_resource)
+uploader is emptied at once; the queue's worker thread (one per server process, ui.resources.load_queue)
 indexes it whether or not the tab stays open. The panel is a fragment that redraws itself every REFRESH_S
 seconds in every tab, so a second tab sees the queue too; when a file has been indexed since this tab last drew
 the page it reruns the whole page, so the document list and the chat box take the new file in.
@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-import queue_view as qv
-import ui_helpers as ui
-from advanced_retrieval import IngestQueue, IngestQueueError, QueueItem
+from ui import helpers as ui
+from ui import queue_view as qv
+from ui.seams import Uploads
+
+if TYPE_CHECKING:  # the page draws before advanced_retrieval (and chromadb) is imported
+    from advanced_retrieval import QueueItem
 
 log = logging.getLogger("docagent.app")
 REFRESH_S = 1.0  # a fragment rerun reads the queue's memory: cheap enough for every open tab
@@ -28,16 +32,7 @@ STATUS_ICON = {"indexed": ":green[:material/check_circle:]", "replaced": ":blue[
                "indexing": ":blue[:material/progress_activity:]"}
 
 
-@st.cache_resource(show_spinner=False)
-def shared_queue(data_dir: str, _kb) -> IngestQueue:
-    """The server's one ingestion queue over `data_dir`, writing through the shared KnowledgeBase `_kb`
-    (unhashed: there is one per data dir); entries a previous run left resume now."""
-    from wiring import open_ingest_queue
-
-    return open_ingest_queue(Path(data_dir), _kb)
-
-
-def enqueue_uploads(queue: IngestQueue, uploads) -> None:
+def enqueue_uploads(queue: Uploads, uploads) -> None:
     """Hand each new upload to the queue (written to disk first), then empty the uploader and redraw at once.
 
     A file that cannot be queued (read-only library, disk full) gets its line in this tab's notices.
@@ -45,6 +40,7 @@ def enqueue_uploads(queue: IngestQueue, uploads) -> None:
     fresh = [u for u in uploads or () if u.file_id not in st.session_state.seen_uploads]
     if not fresh:
         return
+    from advanced_retrieval import IngestQueueError  # loaded with the library already
     refused = []
     for upload in fresh:
         try:
@@ -61,7 +57,7 @@ def enqueue_uploads(queue: IngestQueue, uploads) -> None:
 
 
 @st.fragment(run_every=REFRESH_S)
-def queue_panel(queue: IngestQueue) -> None:
+def queue_panel(queue: Uploads) -> None:
     """Files still to index (stage, time left, Cancel), then the latest results; reruns the page when a file was
     indexed since this tab drew it."""
     items = queue.items()
@@ -85,7 +81,7 @@ def queue_panel(queue: IngestQueue) -> None:
     _follow_library(queue, items)  # last: the queue is on the page before the rest of it is redrawn
 
 
-def _pending_line(queue: IngestQueue, item: QueueItem, state: str, line: str) -> None:
+def _pending_line(queue: Uploads, item: QueueItem, state: str, line: str) -> None:
     text, button = st.columns([0.74, 0.26], vertical_alignment="center")
     if state == "indexing":
         text.progress(min(item.fraction, 1.0), text=line)
@@ -96,27 +92,29 @@ def _pending_line(queue: IngestQueue, item: QueueItem, state: str, line: str) ->
                       on_click=_cancel, args=(queue, item.entry_id, item.name))
 
 
-def _cancel(queue: IngestQueue, entry_id: str, name: str) -> None:
+def _cancel(queue: Uploads, entry_id: str, name: str) -> None:
     refusal = queue.cancel(entry_id)
     if refusal:
         st.session_state.notice = ("error", f"{name} was not cancelled: {refusal}")
 
 
-def _follow_library(queue: IngestQueue, items) -> None:
+def _follow_library(queue: Uploads, items) -> None:
     """Rerun the whole page when the queue indexed a file, or started or ended a batch, since this tab last drew
     the library: the document list, the chat box and the empty page's hint follow."""
     state = _library_state(queue, items)
-    drawn = st.session_state.setdefault("queue_drawn", state)
-    if state != drawn:
+    drawn = st.session_state.queue_drawn
+    if drawn is None:  # this tab's first draw
+        st.session_state.queue_drawn = state
+    elif state != drawn:
         st.session_state.queue_drawn = state
         st.rerun()
 
 
-def _library_state(queue: IngestQueue, items) -> tuple[int, bool]:
+def _library_state(queue: Uploads, items) -> tuple[int, bool]:
     return queue.indexed_count, any(not i.finished for i in items)
 
 
-def mark_library_drawn(queue: IngestQueue) -> None:
+def mark_library_drawn(queue: Uploads) -> None:
     """Call before drawing the document list: what the queue has done so far is on the page."""
     st.session_state.queue_drawn = _library_state(queue, queue.items())
 
@@ -128,7 +126,7 @@ def indexing_note(names) -> None:
         st.caption(f":material/hourglass_top: {note}")
 
 
-def index_and_wait(queue: IngestQueue, paths, timeout: float = 900.0) -> list[QueueItem]:
+def index_and_wait(queue: Uploads, paths, timeout: float = 900.0) -> list[QueueItem]:
     """Queue files from disk and wait (with a spinner) until each is finished; for the evaluation's sample corpus,
     which needs its documents searchable before it asks. Raises IngestQueueError when they cannot be queued."""
     ids = [queue.enqueue(Path(p).read_bytes(), Path(p).name).entry_id for p in paths]

@@ -1,77 +1,24 @@
-"""What the app needs at run time besides drawing: configuration, settings, the Gemini models a key can use, the
-models a local server lists, a fake embedder, background calls.
+"""What the app needs at run time besides drawing: a tab's settings, the Gemini models a key can use, the
+models a local server lists, background calls.
 
-No streamlit here (app.py alone draws). AppConfig is read from the environment once per run, at the edge;
-Settings are one browser tab's sidebar choices. Neither repr shows a key.
+No streamlit here. The configuration is wiring.Config (the environment, read once per run by the composition
+root); Settings are one browser tab's sidebar choices. Neither repr shows a key.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import queue
-import re
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import wiring
 
 STRATEGY_LABELS = {"auto": "Auto (let the agent choose)", "hybrid": "Hybrid (vector + BM25)", "vector": "Vector",
                    "bm25": "BM25 (keywords)"}
-_TRUE = ("1", "true", "yes", "on")
-
-
-@dataclass(frozen=True)
-class AppConfig:
-    """What the app reads from the environment, once per run, at the edge.
-
-    DOCAGENT_DATA_DIR (default ./data) holds the index, the BM25 files and the exported ONNX model
-    (DOCAGENT_MODEL_DIR puts the model elsewhere, e.g. one cache shared by test runs); DOCAGENT_FAKE_EMBEDDER=1
-    swaps the ONNX model for HashingEmbedder (tests), DOCAGENT_FAKE_EMBED_DELAY=S makes it take S seconds per
-    passage (browser tests that need a file caught mid-embedding); GOOGLE_API_KEY or GEMINI_API_KEY enables Gemini;
-    DOCAGENT_GEMINI_BASE_URL points the Gemini client elsewhere (a local stub); the Gemini model preselected in
-    Settings is wiring's (DOCAGENT_GEMINI_MODEL, else wiring.DEFAULT_GEMINI_MODEL). The provider preselected
-    and the local server's fields are wiring.model_env's (DOCAGENT_PROVIDER, DOCAGENT_LOCAL_BASE_URL,
-    DOCAGENT_LOCAL_MODEL, DOCAGENT_LOCAL_API_KEY); an unknown provider is left unselected.
-    Keys are excluded from repr so they never land in a log line.
-    """
-
-    data_dir: Path
-    model_dir: Path | None = None
-    fake_embedder: bool = False
-    fake_embed_delay: float = 0.0
-    env_key: str = field(default="", repr=False)
-    gemini_base_url: str | None = None
-    gemini_model: str = wiring.DEFAULT_GEMINI_MODEL
-    provider: str = ""  # gemini | local | offline, "" when DOCAGENT_PROVIDER is unset (or names none)
-    local_base_url: str = wiring.DEFAULT_LOCAL_BASE_URL
-    local_model: str = ""
-    local_api_key: str = field(default="", repr=False)
-
-    @property
-    def models(self) -> Path:
-        """Where the exported embedding model is cached."""
-        return self.model_dir or self.data_dir / "models"
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> AppConfig:
-        """The configuration described by `environ` (default: os.environ)."""
-        env = os.environ if environ is None else environ
-        model = wiring.model_env(env)
-        return cls(
-            data_dir=Path(env.get("DOCAGENT_DATA_DIR") or "data").expanduser().resolve(),
-            model_dir=Path(env["DOCAGENT_MODEL_DIR"]).expanduser().resolve() if env.get("DOCAGENT_MODEL_DIR") else None,
-            fake_embedder=env.get("DOCAGENT_FAKE_EMBEDDER", "").strip().lower() in _TRUE,
-            fake_embed_delay=float(env.get("DOCAGENT_FAKE_EMBED_DELAY") or 0.0),
-            env_key=(env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY") or "").strip(),
-            gemini_base_url=(env.get("DOCAGENT_GEMINI_BASE_URL") or "").strip() or None,
-            gemini_model=model.gemini_model,
-            provider=model.provider if model.provider in wiring.PROVIDERS else "",
-            local_base_url=model.local_base_url, local_model=model.local_model, local_api_key=model.local_api_key,
-        )
 
 
 @dataclass(frozen=True)
@@ -154,7 +101,7 @@ class ModelCatalog:
         try:
             models = lister(api_key, base_url=base_url)
         except (ModelListError, ValueError) as exc:
-            reason = getattr(exc, "reason", None) or str(exc)
+            reason = exc.reason if isinstance(exc, ModelListError) else str(exc)
             return ModelChoices(self._fallback, note=f"Could not list this key's models ({reason}); "
                                                      f"showing the built-in list."), self._failed_ttl
         if not models:
@@ -197,7 +144,8 @@ class LocalModelCatalog:
         try:
             models = lister(base_url, api_key=api_key)
         except (ModelListError, ValueError) as exc:
-            return ModelChoices((), note=getattr(exc, "reason", None) or str(exc)), self._failed_ttl
+            return ModelChoices((), note=exc.reason if isinstance(exc, ModelListError) else str(exc)), \
+                self._failed_ttl
         if not models:
             return ModelChoices((), note="The server lists no models: pull one first (`ollama pull llama3.2`)."), \
                 self._failed_ttl
@@ -211,53 +159,6 @@ def _first(choices: ModelChoices, preferred: str) -> ModelChoices:
     rest = tuple(m for m in choices.models if m != preferred)
     return ModelChoices((preferred, *rest), choices.listed, choices.note)
 
-
-
-class HashingEmbedder:
-    """Deterministic bag-of-words hashing embedder for tests and demos without the ONNX model.
-
-    Same text, same unit vector; texts sharing words have a higher cosine. Selected by the app when
-    DOCAGENT_FAKE_EMBEDDER=1, so AppTest runs in seconds. `delay` seconds per text (with progress after each)
-    lets a browser test catch a file mid-embedding.
-    """
-
-    dim = 384
-    name = "hashing-384"
-
-    def __init__(self, delay: float = 0.0):
-        self.delay = delay
-
-    def _vector(self, text: str):
-        import numpy as np  # here, not at import: the first page of the app draws before numpy is needed
-
-        v = np.zeros(self.dim, dtype=np.float32)
-        for word in re.findall(r"\w+", text.lower()):
-            h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
-            v[h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
-        norm = float(np.linalg.norm(v))
-        if norm == 0.0:
-            v[0] = 1.0  # a text with no words still needs a valid unit vector
-            return v
-        return v / norm
-
-    def embed(self, texts: Sequence[str], progress=None):
-        """(n, 384) float32 numpy array, L2-normalised; calls progress(done, total) at the end (after each text
-        when slowed down by `delay`)."""
-        import numpy as np
-
-        for done in range(1, len(texts) + 1 if self.delay > 0 else 1):
-            time.sleep(self.delay)
-            if progress is not None:
-                progress(done, len(texts))
-
-        out = np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-        if progress is not None:
-            progress(len(texts), len(texts))
-        return out
-
-    def embed_query(self, text: str):
-        """(384,) float32 unit vector."""
-        return self._vector(text)
 
 
 class BackgroundCall:
@@ -309,7 +210,7 @@ def main_script_imports(main_module, modules: Mapping[str, object]) -> tuple[str
     for attr, value in vars(main_module).items():
         if attr.startswith("__"):
             continue
-        if isinstance(value, type(os)):
+        if isinstance(value, types.ModuleType):
             found = value.__name__
         elif callable(value):
             # vars(), not getattr(): a module-level __getattr__ may import or warn on any name asked for

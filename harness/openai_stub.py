@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 
-from gemini_stub import count_tokens, docagent_responder
-from loopback_server import LoopbackServer
+from harness.gemini_stub import count_tokens, docagent_responder
+from harness.loopback_server import LoopbackServer
 
 STUB_MODELS = ("llama3.2", "qwen2.5:3b-instruct")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
-import source_viewer as sv
-import ui_helpers as ui
+from ui import helpers as ui
+from ui import source_viewer as sv
 
 VERDICT_COLOUR = {"supported": "green", "partial": "orange", "unsupported": "red"}
 STEP_TITLES = {"analyze": "Analyse", "decompose": "Decompose", "retrieve": "Retrieve", "synthesize": "Synthesise",

@@ -1,4 +1,4 @@
-"""Pure helpers for the Streamlit app: safe highlighting, progress estimates, result lines, Markdown export.
+"""Pure helpers for the Streamlit app: safe highlighting, result lines, Markdown export.
 
 Nothing here imports streamlit, so all of it is tested without a browser. Document text that reaches the
 page goes through `highlight_html` (escaped, then matches wrapped), `md_text` (shown literally) or `md_safe`
@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 MAX_UPLOAD_MB = 200  # keep equal to server.maxUploadSize in .streamlit/config.toml and Limits.max_bytes
 
@@ -171,54 +171,6 @@ def plural(n: int, word: str) -> str:
     """'1 page', '3 pages', '2 sheets'; a unit already in the plural ('lines') is handled too."""
     base = word[:-1] if word.endswith("s") else word
     return f"{n} {base}" if n == 1 else f"{n} {base}s"
-
-
-# Share of a file's total work each ingest stage covers; embedding dominates on CPU.
-# OCR shares the reading span: a scan's pages report "ocr" page by page while it is being read.
-STAGE_SPAN = {"reading": (0.0, 0.15), "ocr": (0.0, 0.15), "chunking": (0.15, 0.25), "embedding": (0.25, 0.92),
-              "indexing": (0.92, 1.0)}
-
-
-class ProgressEstimate:
-    """Turns (stage, done, total) callbacks into a bar fraction, a label and the time left for one file.
-
-    The time left comes from the embedding rate once chunks are being embedded (the long part), otherwise
-    from the overall fraction done so far. It is a small state machine (one per file being ingested), so a
-    plain class rather than a frozen dataclass; `clock` is injectable so tests need no sleeping.
-    """
-
-    def __init__(self, file_name: str, clock: Callable[[], float] = time.monotonic):
-        self.file_name = file_name
-        self.clock = clock
-        self.started = self.stage_started = clock()
-        self.stage = "reading"
-        self.fraction = 0.0
-
-    def update(self, stage: str, done: int, total: int) -> tuple[float, str]:
-        """Record one callback; returns (fraction 0..1 for the bar, label text)."""
-        now = self.clock()
-        if stage != self.stage:
-            self.stage, self.stage_started = stage, now
-        low, high = STAGE_SPAN.get(stage, (self.fraction, self.fraction))
-        part = min(max(done / total, 0.0), 1.0) if total > 0 else 0.0
-        self.fraction = max(self.fraction, low + (high - low) * part)
-        label = f"{self.file_name} — {'reading' if stage == 'ocr' else stage}"
-        if stage in ("embedding", "ocr") and total > 0:
-            label += f" {done}/{total}" if stage == "embedding" else f" (OCR) page {done}/{total}"
-        left = self.seconds_left(stage, done, total, now)
-        if left is not None:
-            label += f" · about {format_seconds(left)} left"
-        return self.fraction, label
-
-    def seconds_left(self, stage: str, done: int, total: int, now: float) -> float | None:
-        """Estimated seconds to finish this file, or None while there is too little to go on."""
-        if stage == "embedding" and 0 < done < total:
-            per_item = (now - self.stage_started) / done
-            return per_item * (total - done) * 1.1  # +10 %: indexing follows embedding
-        elapsed = now - self.started
-        if self.fraction < 0.05 or elapsed < 0.5 or self.fraction >= 1.0:
-            return None
-        return elapsed * (1 - self.fraction) / self.fraction
 
 
 def result_line(result) -> tuple[str, str]:

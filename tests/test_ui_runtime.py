@@ -1,38 +1,9 @@
-"""app_runtime: configuration from the environment, per-tab settings, the fake embedder, background calls."""
+"""ui.runtime: per-tab settings, the model catalogs, background calls, the main script's imports."""
 
 from __future__ import annotations
 
-import numpy as np
-
-import app_runtime as rt
 import wiring
-
-
-def test_hashing_embedder_is_deterministic_normalised_and_handles_empty():
-    emb = rt.HashingEmbedder()
-    calls = []
-    vectors = emb.embed(["alpha beta", "alpha beta", "gamma", ""], progress=lambda d, t: calls.append((d, t)))
-    assert vectors.shape == (4, 384) and vectors.dtype == np.float32
-    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
-    assert np.allclose(vectors[0], vectors[1]) and calls == [(4, 4)]
-    query = emb.embed_query("alpha")
-    assert query.shape == (384,)
-    assert float(vectors[0] @ query) > float(vectors[2] @ query)
-    assert emb.embed([]).shape == (0, 384)
-
-
-def test_app_config_from_env(tmp_path):
-    cfg = rt.AppConfig.from_env({"DOCAGENT_DATA_DIR": str(tmp_path), "DOCAGENT_FAKE_EMBEDDER": "1",
-                                 "GOOGLE_API_KEY": " secret ", "DOCAGENT_GEMINI_BASE_URL": "http://127.0.0.1:9"})
-    assert cfg.data_dir == tmp_path and cfg.models == tmp_path / "models" and cfg.fake_embedder
-    assert cfg.env_key == "secret" and cfg.gemini_base_url == "http://127.0.0.1:9"
-    assert "secret" not in repr(cfg)
-    default = rt.AppConfig.from_env({"GEMINI_API_KEY": "k2", "DOCAGENT_MODEL_DIR": str(tmp_path / "m")})
-    assert default.data_dir.name == "data" and default.env_key == "k2" and default.models == tmp_path / "m"
-    assert not default.fake_embedder and default.gemini_base_url is None
-    assert default.gemini_model == wiring.DEFAULT_GEMINI_MODEL == rt.Settings().model
-    chosen = rt.AppConfig.from_env({"DOCAGENT_GEMINI_MODEL": " gemini-3.6-flash "})
-    assert chosen.gemini_model == "gemini-3.6-flash"
+from ui import runtime as rt
 
 
 def test_settings_mode_and_label_hide_the_key():
@@ -133,16 +104,6 @@ def test_model_catalog_without_a_key_offers_the_built_in_list():
 
 
 # ---------------------------------------------------------------- a local model
-
-def test_app_config_reads_the_local_model_through_wiring(tmp_path):
-    cfg = rt.AppConfig.from_env({"DOCAGENT_PROVIDER": " Local ", "DOCAGENT_LOCAL_BASE_URL": "http://127.0.0.1:8080/v1",
-                                 "DOCAGENT_LOCAL_MODEL": "qwen2.5:3b", "DOCAGENT_LOCAL_API_KEY": "sk-local"})
-    assert (cfg.provider, cfg.local_base_url, cfg.local_model) == ("local", "http://127.0.0.1:8080/v1", "qwen2.5:3b")
-    assert cfg.local_api_key == "sk-local" and "sk-local" not in repr(cfg)
-    default = rt.AppConfig.from_env({})
-    assert default.provider == "" and default.local_base_url == wiring.DEFAULT_LOCAL_BASE_URL
-    assert rt.AppConfig.from_env({"DOCAGENT_PROVIDER": "ollama"}).provider == ""  # shown unselected, not a crash
-
 
 def test_settings_mode_and_label_for_a_local_model():
     local = rt.Settings(provider="local", local_base_url="http://127.0.0.1:11434/v1", local_model="llama3.2",

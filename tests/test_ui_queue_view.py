@@ -1,9 +1,9 @@
-"""queue_view: the queue's lines, time left and the note under an answer given while files are indexing."""
+"""ui.queue_view: the queue's lines, time left and the note under an answer given while files are indexing."""
 
 from __future__ import annotations
 
 from advanced_retrieval import IngestResult, QueueItem
-from queue_view import item_line, pending_note, queue_lines, summary, time_left
+from ui.queue_view import item_line, pending_note, queue_lines, summary, time_left
 
 
 def item(name, state="queued", seq=1, **changes) -> QueueItem:

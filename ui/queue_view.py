@@ -2,15 +2,18 @@
 given while files are still being indexed.
 
 No streamlit here, so all of it is tested without a browser. File names and reasons come from outside and are
-shown literally (ui_helpers.md_text).
+shown literally (ui.helpers.md_text).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import ui_helpers as ui
-from advanced_retrieval import QueueItem
+from ui import helpers as ui
+
+if TYPE_CHECKING:  # the page draws before advanced_retrieval (and chromadb) is imported
+    from advanced_retrieval import QueueItem
 
 STAGE_WORDS = {"reading": "reading", "ocr": "reading (OCR)", "chunking": "splitting into passages",
                "embedding": "embedding", "indexing": "saving to the library"}
@@ -26,7 +29,7 @@ def time_left(seconds: float | None) -> str:
 def item_line(item: QueueItem, position: int = 0) -> tuple[str, str]:
     """(state, Markdown line) for one queue entry; `position` is its place among the files still waiting (1 = next).
 
-    A finished file reads as the library's result line (ui_helpers.result_line), so a bad file keeps its
+    A finished file reads as the library's result line (ui.helpers.result_line), so a bad file keeps its
     one-line reason wherever it is shown.
     """
     name = f"**{ui.md_text(item.name)}**"

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 
-from loopback_server import LoopbackServer
+from harness.loopback_server import LoopbackServer
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 

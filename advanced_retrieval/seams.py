@@ -1,0 +1,59 @@
+"""What advanced_retrieval needs from the store below it (vector_db.VectorStore is the real one).
+
+The embedder it needs is vector_db's Embedder. A Protocol rather than the class itself, so that a reader follows a
+value across the package boundary and a test may pass its own store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from document_processor import Chunk, ParsedDocument
+from vector_db import ChunkFilter, DocumentRecord
+
+
+class Store(Protocol):
+    """Chunks with their vectors and a library of document records, written one document at a time."""
+
+    where: str  # "chroma at <path>" or a server's address, for messages
+    read_only_reason: str  # "" when this process may write
+
+    def add_document(self, parsed: ParsedDocument, progress: Callable[[str, int, int], None] | None = None, *,
+                     ready: bool = True) -> DocumentRecord: ...
+
+    def commit_document(self, doc_id: str, *, generation: int = 0) -> DocumentRecord: ...
+
+    def next_generation(self) -> int: ...
+
+    def delete_document(self, doc_id: str) -> int: ...
+
+    def clear(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def recover(self) -> list[str]: ...
+
+    def documents(self) -> list[DocumentRecord]: ...
+
+    def get_document(self, doc_id: str) -> DocumentRecord | None: ...
+
+    def find_by_name(self, file_name: str) -> list[DocumentRecord]: ...
+
+    def count(self) -> int: ...
+
+    def generation(self) -> int: ...
+
+    def chunk_ids(self) -> list[str]: ...
+
+    def iter_chunks(self, batch: int = 2000) -> Iterator[Chunk]: ...
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]: ...
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]: ...
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def query(self, vector: np.ndarray, n: int, filters: ChunkFilter | None = None) -> list[tuple[Chunk, float]]: ...

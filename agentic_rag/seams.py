@@ -1,0 +1,50 @@
+"""What the engine needs from the packages below it and from a brain (typed seams, no attribute probing).
+
+advanced_retrieval.HybridRetriever is the real Retriever; GeminiBrain, LocalBrain (both ModelBrain) and OfflineBrain
+are the Brains. Tests pass their own retrievers that follow the same Protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from advanced_retrieval import Filters, Hit
+from agentic_rag.types import Analysis, BrainReply, ContextBlock, Coverage
+from document_processor import Chunk
+
+
+class LibraryDocument(Protocol):
+    """One indexed document as the retriever lists it (vector_db.DocumentRecord). `chunks` is a count, or a
+    simple retriever's own list of chunks."""
+
+    doc_id: str
+    file_name: str
+    file_type: str
+    chunks: object
+
+
+class Retriever(Protocol):
+    """Searches the indexed documents and reads one document whole (for "which documents do NOT mention X")."""
+
+    def retrieve(self, query: str, k: int = 8, strategy: str = "auto",
+                 filters: Filters | None = None) -> list[Hit]: ...
+
+    def documents(self) -> Sequence[LibraryDocument]: ...
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]: ...
+
+
+class Brain(Protocol):
+    """Plans, answers and checks one question; `mode` is "gemini", "local" or "offline"."""
+
+    mode: str
+
+    def plan(self, question: str, history: Sequence[tuple[str, str]] = (), *, deadline: float) -> BrainReply: ...
+
+    def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
+               coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, *,
+               deadline: float, focus: Sequence[str] = ()) -> BrainReply: ...
+
+    def verify(self, drafts: Sequence, blocks: Sequence[ContextBlock], *, question: str,
+               deadline: float) -> BrainReply: ...

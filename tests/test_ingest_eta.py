@@ -1,0 +1,64 @@
+"""advanced_retrieval.ingest_eta: a file's fraction done and time left, the queue's throughput (a fake clock)."""
+
+from __future__ import annotations
+
+import pytest
+
+from advanced_retrieval.ingest_eta import FileEstimate, Throughput
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_time_left_comes_from_the_embedding_rate():
+    clock = FakeClock()
+    est = FileEstimate(clock=clock)
+    assert est.update("reading", 0, 1) == 0.0 and est.seconds_left() is None
+    clock.now += 1
+    est.update("chunking", 1, 1)
+    clock.now += 1
+    assert 0.25 <= est.update("embedding", 0, 40) < 0.3
+    clock.now += 2  # 10 chunks in 2 s -> 30 left take 6 s, +10 % for indexing
+    est.update("embedding", 10, 40)
+    assert est.seconds_left() == pytest.approx(6.6)
+    clock.now += 6
+    assert est.update("indexing", 0, 1) >= 0.92
+    assert est.update("indexing", 1, 1) == 1.0 and est.seconds_left() is None
+
+
+def test_under_a_second_left_is_no_estimate_never_about_zero_seconds():
+    clock = FakeClock()
+    est = FileEstimate(clock=clock)
+    est.update("embedding", 1, 100)
+    clock.now += 0.01
+    est.update("embedding", 99, 100)
+    assert est.seconds_left() is None
+
+
+def test_the_fraction_never_goes_backwards_and_survives_zero_totals():
+    est = FileEstimate(clock=FakeClock())
+    est.update("embedding", 5, 10)
+    before = est.fraction
+    assert est.update("reading", 0, 0) == before
+
+
+def test_a_scan_moves_through_the_reading_span_page_by_page():
+    est = FileEstimate(clock=FakeClock())
+    fraction = est.update("ocr", 3, 12)
+    assert 0.0 < fraction <= 0.15 and est.update("chunking", 0, 1) >= fraction
+
+
+def test_throughput_is_unknown_until_a_file_finished_then_follows_the_files():
+    rate = Throughput()
+    assert rate.seconds_for(1000) is None
+    rate.add(1000, 2.0)
+    assert rate.seconds_for(1000) == pytest.approx(2.0)
+    rate.add(0, 5.0)  # an empty file or a duplicate says nothing about the rate
+    assert rate.seconds_for(1000) == pytest.approx(2.0)
+    rate.add(1000, 1.0)
+    assert 1.0 < rate.seconds_for(1000) < 2.0

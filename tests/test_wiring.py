@@ -1,0 +1,60 @@
+"""wiring: the one reading of the environment (Config), the model choice, the embedder and library it builds."""
+
+from __future__ import annotations
+
+import pytest
+
+import wiring
+from ui.runtime import Settings
+
+
+def test_config_from_env(tmp_path):
+    cfg = wiring.Config.from_env({"DOCAGENT_DATA_DIR": str(tmp_path), "DOCAGENT_FAKE_EMBEDDER": "1",
+                                 "GOOGLE_API_KEY": " secret ", "DOCAGENT_GEMINI_BASE_URL": "http://127.0.0.1:9"})
+    assert cfg.data_dir == tmp_path and cfg.models == tmp_path / "models" and cfg.fake_embedder
+    assert cfg.gemini_key == "secret" and cfg.gemini_base_url == "http://127.0.0.1:9"
+    assert "secret" not in repr(cfg)
+    default = wiring.Config.from_env({"GEMINI_API_KEY": "k2", "DOCAGENT_MODEL_DIR": str(tmp_path / "m")})
+    assert default.data_dir.name == "data" and default.gemini_key == "k2" and default.models == tmp_path / "m"
+    assert not default.fake_embedder and default.gemini_base_url is None
+    assert default.gemini_model == wiring.DEFAULT_GEMINI_MODEL == Settings().model
+    chosen = wiring.Config.from_env({"DOCAGENT_GEMINI_MODEL": " gemini-3.6-flash "})
+    assert chosen.gemini_model == "gemini-3.6-flash"
+
+
+def test_config_reads_the_local_model(tmp_path):
+    cfg = wiring.Config.from_env({"DOCAGENT_PROVIDER": " Local ", "DOCAGENT_LOCAL_BASE_URL": "http://127.0.0.1:8080/v1",
+                                 "DOCAGENT_LOCAL_MODEL": "qwen2.5:3b", "DOCAGENT_LOCAL_API_KEY": "sk-local"})
+    assert (cfg.provider, cfg.local_base_url, cfg.local_model) == ("local", "http://127.0.0.1:8080/v1", "qwen2.5:3b")
+    assert cfg.local_api_key == "sk-local" and "sk-local" not in repr(cfg)
+    default = wiring.Config.from_env({})
+    assert default.provider == "" and default.local_base_url == wiring.DEFAULT_LOCAL_BASE_URL
+    assert wiring.Config.from_env({"DOCAGENT_PROVIDER": "ollama"}).provider == ""  # shown unselected, not a crash
+
+
+def test_config_keeps_the_chroma_settings_and_the_conversations_path(tmp_path):
+    cfg = wiring.Config.from_env({"DOCAGENT_DATA_DIR": str(tmp_path), "CHROMA_HOST": "127.0.0.1", "OTHER": "x"})
+    assert cfg.chroma == {"CHROMA_HOST": "127.0.0.1"}
+    assert cfg.conversations == tmp_path / "conversations.sqlite3"
+    assert wiring.Config.from_env({}, data_dir=tmp_path / "given").data_dir == tmp_path / "given"
+
+
+def test_the_fake_embedder_and_the_library_come_from_the_configuration(tmp_path):
+    from vector_db import HashingEmbedder
+
+    cfg = wiring.Config.from_env({"DOCAGENT_DATA_DIR": str(tmp_path), "DOCAGENT_FAKE_EMBEDDER": "yes"})
+    assert isinstance(wiring.make_embedder(cfg), HashingEmbedder)
+    kb = wiring.open_library(cfg)
+    try:
+        assert kb.documents() == [] and (tmp_path / "chroma").is_dir()
+    finally:
+        kb.close()
+
+
+def test_a_gemini_model_config_carries_the_stub_address():
+    cfg = wiring.Config.from_env({"GOOGLE_API_KEY": "k", "DOCAGENT_GEMINI_BASE_URL": "http://127.0.0.1:9"})
+    model = wiring.model_config(cfg, gemini_model="gemini-x")
+    assert (model.provider, model.gemini_model, model.gemini_base_url) == ("gemini", "gemini-x", "http://127.0.0.1:9")
+    assert model.gemini_key == "k" and "gemini_key" not in repr(model)
+    with pytest.raises(ValueError, match="GOOGLE_API_KEY"):
+        wiring.model_config(wiring.Config.from_env({}), provider="gemini")

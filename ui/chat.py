@@ -1,0 +1,184 @@
+"""The chat page: example questions on an empty chat, the history with each answer's sources and reasoning, the
+chat box, asking the engine (its steps live, the answer streamed), the conversation controls."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import streamlit as st
+
+import wiring
+from ui import answer_view as av
+from ui import helpers as ui
+from ui import queue_panel, resources
+from ui import runtime as rt
+from ui.seams import Library, Uploads
+from ui.sources import source_viewer_tab
+
+log = logging.getLogger("docagent.app")
+
+
+def chat_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.Settings, scope: tuple[str, ...],
+              count: int) -> None:
+    """The chat: example questions on an empty chat, the history, the chat box, the conversation controls.
+
+    The chat works while the queue indexes the rest of a batch; an answer given meanwhile (to a question not
+    scoped to ticked documents) names the files it could not search yet."""
+    controls = st.container()  # filled last, so the first answer of a chat already gets them
+    indexing = queue.pending_names()
+    waiting = "The first document is being indexed…" if indexing else "Add a document to start asking"
+    question = st.chat_input("Ask about your documents" if count else waiting,
+                             disabled=not count) or st.session_state.pop("pending_question", None)
+    intro = st.empty()  # one slot: when a question arrives the intro goes at once instead of lingering faded
+    if not st.session_state.messages and not question:
+        with intro.container():
+            empty_state(count > 0, bool(indexing))
+    render_history(kb)
+    if question and count:
+        ask(kb, config, settings, question, scope, () if scope else indexing)
+    if st.session_state.messages:
+        with controls:
+            conversation_controls(settings)
+
+
+def empty_state(has_docs: bool, indexing: bool = False) -> None:
+    """What the app does, and example questions (clickable once there is something to ask about)."""
+    st.markdown("Ask questions about your PDFs, Word, PowerPoint, Excel/CSV and text files. Every answer cites "
+                "the page, slide, sheet cells or paragraph it came from, and shows how the agent reasoned: "
+                "**analyse → decompose → retrieve → synthesise → verify**.")
+    if not has_docs and indexing:
+        st.info("Your first documents are being indexed (see the queue in the sidebar); you can ask as soon as "
+                "one is ready.", icon=":material/hourglass_top:")
+    elif not has_docs:
+        st.info("Add documents in the sidebar to get started: drag files onto the upload box.",
+                icon=":material/arrow_back:")
+    st.caption("Try one of these:")
+    for i, question in enumerate(ui.EXAMPLE_QUESTIONS):
+        st.button(question, key=f"example_{i}", disabled=not has_docs, icon=":material/chat_bubble:",
+                  on_click=_set_pending, args=(question,))
+
+
+def _set_pending(question: str) -> None:
+    st.session_state.pending_question = question
+
+
+def conversation_controls(settings: rt.Settings) -> None:
+    """New chat (keeps the library) and the Markdown export."""
+    with st.container(horizontal=True):
+        st.button("New chat", icon=":material/add_comment:", key="new_chat", on_click=_new_chat)
+        st.download_button("Export (Markdown)", icon=":material/download:", mime="text/markdown",
+                           data=ui.conversation_markdown(st.session_state.messages, settings.mode_label()),
+                           file_name=ui.export_file_name(), on_click="ignore")
+
+
+def _new_chat() -> None:
+    st.session_state.messages = []
+
+
+def ask(kb: Library, config: wiring.Config, settings: rt.Settings, question: str, scope: tuple[str, ...],
+        indexing: tuple[str, ...] = ()) -> None:
+    """Run the engine on one question, showing its steps live and streaming the answer, then keep it in history;
+    `indexing` names the files still in the ingestion queue (not searched), noted under the answer."""
+    history = ui.chat_history(st.session_state.messages)
+    st.session_state.messages.append({"role": "user", "content": question})
+    with st.chat_message("user"):
+        st.markdown(ui.md_text(question))
+    with st.chat_message("assistant"):
+        status = st.status("Thinking…", expanded=True)
+        answer_box = st.empty()
+        message = run_engine(config, settings, question, history, scope, status, answer_box)
+        message["indexing"] = list(indexing)
+        st.session_state.messages.append(message)
+        if message.get("result"):
+            answer_box.empty()
+            render_answer(len(st.session_state.messages) - 1, message, kb)
+
+
+def run_engine(config, settings, question, history, scope, status, answer_box) -> dict:
+    """The engine call on a worker thread; its events redraw the status box and the streamed answer here."""
+    from advanced_retrieval import Filters
+
+    started, live = time.monotonic(), ui.LiveAnswer()
+    try:
+        engine = resources.session_engine(config, settings)
+    except (ValueError, ImportError, *resources.library_errors()) as error:
+        return _failed(status, f"The engine could not start: {error}")
+    filters = Filters(doc_ids=scope) if scope else None
+    call = rt.BackgroundCall(lambda post: engine.ask(
+        question, history=history, filters=filters, strategy=settings.strategy, k=settings.k,
+        verify=settings.verify, on_event=lambda step, entry: post(("event", step, entry)),
+        on_token=lambda text: post(("token", text))))
+    for event in call.events():
+        kind, text = live.apply(event)
+        if kind == "answer":
+            answer_box.markdown(text)
+        elif kind == "label":
+            status.update(label=text)
+        elif kind:
+            status.markdown(text)
+            if kind == "fallback":
+                answer_box.empty()
+    if call.error is not None:
+        log.error("question failed", exc_info=call.error)
+        return _failed(status, ui.error_reason(call.error))
+    result = call.result
+    status.update(label=f"Answered in {ui.format_seconds(time.monotonic() - started)}", state="complete",
+                  expanded=False)
+    return {"role": "assistant", "content": result.answer, "result": result.to_dict(), "answer": result,
+            "question": question}
+
+
+def _failed(status, reason: str) -> dict:
+    status.update(label="The question could not be answered", state="error", expanded=False)
+    st.error(ui.md_text(reason), icon=":material/error:")
+    return {"role": "assistant", "content": "", "error": reason, "result": None}
+
+
+def render_history(kb: Library) -> None:
+    """Every earlier question and answer of this chat, redrawn from session state."""
+    for index, message in enumerate(st.session_state.messages):
+        with st.chat_message(message["role"]):
+            if message["role"] == "user":
+                st.markdown(ui.md_text(message["content"]))
+            elif message.get("error"):
+                st.error(ui.md_text(message["error"]), icon=":material/error:")
+            else:
+                render_answer(index, message, kb)
+
+
+def render_answer(index: int, message: dict, kb: Library) -> None:
+    """The answer with its [n] markers, warnings, then Sources / Source viewer / Reasoning tabs."""
+    answer = message.get("answer")
+    st.markdown(ui.md_safe(message["content"]))
+    if answer is None:
+        return
+    st.caption(av.answer_caption(answer))
+    queue_panel.indexing_note(message.get("indexing"))
+    for warning in answer.warnings:
+        st.warning(ui.md_text(warning), icon=":material/warning:")
+    citations = answer.citations
+    sources, viewer, reasoning = st.tabs([f"Sources ({len(citations)})", "Source viewer", "Reasoning"])
+    hits = av.all_hits(answer)
+    terms = ui.query_terms(message.get("question", ""))
+    with sources:
+        if not citations:
+            st.caption("No passage was cited.")
+        st.html(av.SOURCE_CSS + "".join(
+            av.source_card_html(c, av.hit_for_citation(c, hits), terms) for c in citations))
+    with viewer:
+        source_viewer_tab(index, answer, hits, terms, kb)
+    with reasoning:
+        reasoning_tab(answer)
+
+
+def reasoning_tab(answer) -> None:
+    """The five steps: analysis, sub-questions and what each retrieval found, synthesis, verified claims."""
+    st.markdown("##### Analysis")
+    st.markdown(av.analysis_markdown(answer))
+    st.markdown("##### Sub-questions and retrieval")
+    st.markdown(av.retrieval_markdown(answer))
+    st.markdown("##### Verification")
+    st.markdown(av.claims_markdown(answer))
+    st.markdown("##### Steps")
+    st.dataframe(av.trace_rows(answer.trace), hide_index=True)

@@ -1,0 +1,182 @@
+"""The Evaluate page: run a JSONL question set (uploaded or the bundled sample) through retrieval and the engine,
+and show the metrics, the question table and any question's full answer."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import wiring
+from ui import answer_view as av
+from ui import helpers as ui
+from ui import queue_panel, resources
+from ui import runtime as rt
+from ui.seams import Library, Uploads
+
+SAMPLE_LABEL, UPLOAD_LABEL = "Bundled sample", "Upload a JSONL file"
+
+
+def evaluate_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.Settings) -> None:
+    """Run a JSONL question set (uploaded or the bundled sample) and show its metrics, table and answers."""
+    from advanced_retrieval import STRATEGIES
+
+    st.subheader("Evaluate", anchor=False)
+    st.caption("Each question is retrieved with every chosen strategy (hit@k, MRR@10 against its gold pages) and "
+               "answered by the agent with the first one (key facts, refusals, citations).")
+    source = st.radio("Dataset", (SAMPLE_LABEL, UPLOAD_LABEL), horizontal=True, key="eval_source")
+    upload = None
+    if source == UPLOAD_LABEL:
+        upload = st.file_uploader("Dataset (JSONL: one question per line)", type=["jsonl", "json", "txt"],
+                                  key="eval_upload")
+    else:
+        st.caption("The sample's five documents are generated and added to the library when it runs.")
+    strategies = st.multiselect("Retrieval strategies", list(STRATEGIES), default=["hybrid"], key="eval_strategies",
+                                help="Answers use the first one.")
+    if st.button("Run evaluation", type="primary", icon=":material/play_arrow:", key="eval_run",
+                 disabled=not strategies or (source == UPLOAD_LABEL and upload is None)):
+        run_evaluation(kb, queue, config, settings, upload, strategies)
+    report = st.session_state.get("eval_report")
+    if report is not None:
+        show_report(report)
+
+
+def eval_questions(queue: Uploads, upload) -> tuple[list, str] | None:
+    """The questions to run (indexing the sample corpus first for the sample); None after showing why not."""
+    from evaluation import SAMPLE_DATASET, DatasetError, load_dataset, parse_dataset
+
+    try:
+        if upload is None:
+            questions = load_dataset(SAMPLE_DATASET)
+            index_sample_corpus(queue)
+            return questions, SAMPLE_DATASET.name
+        return parse_dataset(upload.getvalue().decode("utf-8"), source=upload.name), upload.name
+    except DatasetError as error:
+        st.error(f"Bad dataset: {ui.md_text(str(error))}", icon=":material/error:")
+    except UnicodeDecodeError:
+        st.error(f"Bad dataset: {ui.md_text(upload.name)} is not UTF-8 text.", icon=":material/error:")
+    return None
+
+
+def index_sample_corpus(queue: Uploads) -> None:
+    """Write the sample's documents to a temporary folder and index them through the server's queue (the one
+    writer of uploads), waiting until they are searchable; already indexed ones come back as duplicates."""
+    import tempfile
+
+    from advanced_retrieval import IngestQueueError
+    from evaluation import make_sample_corpus
+
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            finished = queue_panel.index_and_wait(queue, make_sample_corpus(folder))
+        except IngestQueueError as error:
+            st.warning(f"The sample documents could not be indexed: {ui.md_text(error.reason)}")
+            return
+    for item in finished:
+        if item.state not in ("indexed", "replaced", "duplicate"):
+            st.warning(f"{ui.md_text(item.name)} could not be indexed: {ui.md_text(item.reason or item.state)}")
+
+
+def run_evaluation(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.Settings, upload,
+                   strategies: list[str]) -> None:
+    """Run the dataset with a progress bar, keep the report in this tab's session state, redraw the page."""
+    from evaluation import run_eval
+
+    loaded = eval_questions(queue, upload)
+    if loaded is None:
+        return
+    questions, name = loaded
+    if not questions:
+        st.warning("The dataset has no questions.")
+        return
+    try:
+        agent = resources.session_engine(config, settings)
+    except (ValueError, ImportError, *resources.library_errors()) as error:
+        st.error(f"The engine could not start: {ui.md_text(str(error))}", icon=":material/error:")
+        return
+    bar = st.progress(0.0, text=f"0/{len(questions)} questions")
+
+    def progress(done: int, total: int, question: str) -> None:
+        bar.progress(done / total, text=f"{done}/{total} — {ui.md_text(question[:80])}")
+
+    st.session_state.eval_report = run_eval(questions, kb, agent, strategies=strategies, k=settings.k,
+                                            progress=progress, dataset=name)
+    st.rerun()  # redraws the library (the sample's documents) and the report from session state
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def show_report(report) -> None:
+    """Summary figures, the question table and one question's full answer."""
+    st.markdown(f"##### {ui.md_text(report.dataset)}: {ui.plural(len(report.questions), 'question')}, "
+                f"k={report.k}, answers with {report.answer_strategy}")
+    for m in report.retrieval:
+        cols = st.columns(4)
+        cols[0].metric("Strategy", m.strategy)
+        cols[1].metric("hit@1", _rate(m.hit_at.get(1)))
+        cols[2].metric("hit@5", _rate(m.hit_at.get(5)))
+        cols[3].metric("MRR@10", _number(m.mrr, 3))
+    answer_metrics(report)
+    st.dataframe(question_rows(report), hide_index=True,  # a rank column with gaps would show as 1.000000
+                 column_config={"first-hit rank": st.column_config.NumberColumn(format="%d")})
+    question_detail(report)
+
+
+def answer_metrics(report) -> None:
+    """Pass count, accuracy, refusal accuracy, citation validity, p50 seconds and LLM calls per question."""
+    a, c = report.answers, report.cost
+    if a is None:
+        return
+    passed = sum(1 for r in report.questions if r.passed)
+    cols = st.columns(6)
+    cols[0].metric("Passed", f"{passed}/{a.scored}")
+    cols[1].metric("Accuracy", _rate(a.accuracy))
+    cols[2].metric("Refusal accuracy", _rate(a.refusal_accuracy), help=f"{a.unanswerable} unanswerable")
+    cols[3].metric("Citation validity", _rate(a.citation_validity), help=f"{a.citations_scored} answers scored")
+    cols[4].metric("p50 seconds", _number(c.seconds_p50 if c else None))
+    cols[5].metric("LLM calls/question", _number(c.llm_calls_per_question if c else None, 1))
+
+
+def question_rows(report) -> list[dict]:
+    """One table row per question; the rank is the first gold chunk's under the answering strategy."""
+    verdict = {True: "pass", False: "fail", None: "—"}
+    return [{"id": r.question.id, "kind": r.question.kind or "—", "question": r.question.question,
+             "first-hit rank": r.ranks.get(report.answer_strategy), "result": verdict[r.passed],
+             "reason": r.reason or "; ".join(r.errors)} for r in report.questions]
+
+
+def question_detail(report) -> None:
+    """A selectbox of the questions; the chosen one's verdict, answer (escaped), sources and reasoning."""
+    results = report.questions
+    index = st.selectbox("Open a question", range(len(results)), key="eval_question",
+                         format_func=lambda i: f"{results[i].question.id} — {results[i].question.question[:90]}")
+    if index is None:
+        return
+    result = results[index]
+    st.markdown(f"**{ui.md_text(result.question.question)}**")
+    verdict = {True: ":green-badge[pass]", False: ":red-badge[fail]", None: ":gray-badge[not scored]"}[result.passed]
+    st.markdown(f"{verdict} {ui.md_text(result.reason or '')}")
+    for error in result.errors:
+        st.error(ui.md_text(error), icon=":material/error:")
+    answer = result.answer or {}
+    if not answer:
+        return
+    sources, reasoning = st.tabs([f"Answer and sources ({len(answer.get('citations') or [])})", "Reasoning"])
+    with sources:
+        st.markdown(ui.md_safe(str(answer.get("answer", ""))) or "_(no answer)_")
+        for citation in answer.get("citations") or []:
+            st.caption(ui.md_text(ui.citation_label(citation)))
+        if result.citation_reason:
+            st.caption(f"Citations: {ui.md_text(result.citation_reason)}")
+    with reasoning:
+        st.markdown("##### Verification")
+        st.markdown(av.claims_markdown(answer))
+        st.markdown("##### Steps")
+        trace = answer.get("trace") or []
+        st.dataframe(av.trace_rows(trace), hide_index=True)
+        with st.expander("Every step's details (JSON)"):
+            st.json(trace, expanded=False)

@@ -1,0 +1,131 @@
+"""The sidebar's library: the upload box, the document list (scope, delete, clear) and opening the library (with
+the rebuild a lost store offers). Uploads go to the server's ingestion queue (ui.queue_panel): no tab indexes."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import streamlit as st
+
+import wiring
+from ui import helpers as ui
+from ui import resources
+from ui.seams import Library
+
+log = logging.getLogger("docagent.app")
+# ---- opening ---------------------------------------------------------------------------------------------------
+
+def open_library(config: wiring.Config) -> Library:
+    """The shared library; a store that cannot open stops the page with the reason."""
+    try:
+        with st.spinner("Opening the library (the first start loads the embedding model)…"):
+            kb = resources.load_library(config)
+    except (ImportError, *resources.library_errors()) as error:
+        log.error("cannot open the library", exc_info=error)
+        st.error(f"The library cannot be opened: {ui.md_text(str(error))}", icon=":material/error:")
+        offer_rebuild(config, error)
+        st.stop()
+    if st.session_state.pop("rebuild_requested", False) and kb.rebuilt:
+        done = sum(r.status != "failed" for r in kb.rebuilt)
+        st.success(f"Library rebuilt from the kept originals: {done} of {len(kb.rebuilt)} files indexed again.",
+                   icon=":material/build:")
+    return kb
+
+
+def offer_rebuild(config: wiring.Config, error: BaseException) -> None:
+    """For a store that lost its data: rebuild from the kept originals (the user's only copies are never
+    deleted; a damaged database is set aside, not emptied)."""
+    from vector_db import LibraryDamaged
+
+    if not isinstance(error, LibraryDamaged):
+        return
+    st.info("Your files are safe: a copy of every indexed file is kept in the data directory. Rebuilding indexes "
+            "them again; a damaged database is set aside, not deleted.", icon=":material/info:")
+    if st.button("Rebuild the library from the kept originals", icon=":material/build:", key="rebuild_library"):
+        resources.rebuild_requests().add(str(config.data_dir))
+        st.session_state["rebuild_requested"] = True
+        st.rerun()
+
+
+# ---- uploading -------------------------------------------------------------------------------------------------
+
+def upload_widget():
+    """The drag-and-drop zone; a new key after each batch (handed to the queue) empties it."""
+    from document_processor import SUPPORTED_SUFFIXES  # light: the parsers load on the first parse
+
+    return st.file_uploader(
+        f"Add documents (up to {ui.MAX_UPLOAD_MB} MB each)", type=list(SUPPORTED_SUFFIXES), accept_multiple_files=True,
+        key=f"uploader_{st.session_state.uploader_key}",
+        help="PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text and Markdown files.")
+
+
+# ---- the document list -----------------------------------------------------------------------------------------
+
+def document_list(kb: Library) -> tuple[tuple[str, ...], int]:
+    """The library with a tick box per document (scope) and a delete button; returns (ticked ids, count)."""
+    docs = kb.documents()
+    if not docs:
+        st.info("No documents yet. Drop PDF, Word, PowerPoint, Excel, CSV, text or Markdown files above.",
+                icon=":material/upload_file:")
+        return (), 0
+    st.caption(f"{ui.plural(len(docs), 'document')} — tick some to ask only about them")
+    ticked = []
+    for rec in docs:
+        left, right = st.columns([0.84, 0.16], vertical_alignment="top")
+        title = rec.title if rec.title and rec.title not in (rec.file_name, Path(rec.file_name).stem) else None
+        if left.checkbox(ui.md_text(rec.file_name), key=f"scope_{rec.doc_id}", help=title):
+            ticked.append(rec.doc_id)
+        left.caption(ui.document_caption(rec) + (" · indexing…" if rec.status != "ready" else ""))
+        right.button("", icon=":material/delete:", key=f"delete_{rec.doc_id}", help=f"Delete {rec.file_name}",
+                     on_click=delete_document, args=(kb, rec.doc_id, rec.file_name))
+    clear_library_controls(kb, len(docs))
+    return tuple(ticked), len(docs)
+
+
+def delete_document(kb: Library, doc_id: str, name: str) -> None:
+    """Button callback: remove one document; the outcome shows as a notice on the next draw."""
+    try:
+        kb.delete(doc_id)
+    except resources.library_errors() as error:
+        st.session_state.notice = ("error", f"Could not delete {name}: {error}")
+        return
+    st.session_state.pop(f"scope_{doc_id}", None)
+    st.session_state.notice = ("success", f"Deleted {name}.")
+
+
+def clear_library_controls(kb: Library, count: int) -> None:
+    """'Clear library' asks for confirmation before deleting everything."""
+    if not st.session_state.confirm_clear:
+        st.button("Clear library", icon=":material/delete_sweep:", key="clear", on_click=_set_confirm, args=(True,))
+        return
+    st.warning(f"Delete all {ui.plural(count, 'document')} from the library? This cannot be undone.")
+    yes, no = st.columns(2)
+    yes.button("Delete all", type="primary", key="clear_yes", on_click=clear_library, args=(kb,))
+    no.button("Cancel", key="clear_cancel", on_click=_set_confirm, args=(False,))
+
+
+def _set_confirm(value: bool) -> None:
+    st.session_state.confirm_clear = value
+
+
+def clear_library(kb: Library) -> None:
+    """Button callback: empty the library (after the confirmation)."""
+    st.session_state.confirm_clear = False
+    try:
+        kb.clear()
+    except resources.library_errors() as error:
+        st.session_state.notice = ("error", f"Could not clear the library: {error}")
+        return
+    for key in [k for k in st.session_state if str(k).startswith("scope_")]:
+        del st.session_state[key]
+    st.session_state.notice = ("success", "The library is empty.")
+
+
+def show_notice() -> None:
+    """The outcome of the last delete or clear, once."""
+    notice = st.session_state.notice
+    if notice:
+        kind, text = notice
+        (st.error if kind == "error" else st.success)(ui.md_text(text))
+        st.session_state.notice = None

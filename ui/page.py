@@ -1,0 +1,51 @@
+"""The page assembly: sidebar (page switch, library, settings), header, then the chat or the evaluate page.
+
+The cheap parts are drawn first; the library (its embedding model and stores, loaded once per process) next; the
+engine's imports (LangGraph) are warmed last, once the page is up, so that the first question does not wait.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import wiring
+from ui import helpers as ui
+from ui import library, queue_panel, resources
+from ui.chat import chat_page
+from ui.evaluate import evaluate_page
+from ui.session import init_session
+from ui.settings import header, settings_panel
+
+PAGES = ("Chat", "Evaluate")
+
+
+def main(config: wiring.Config | None = None) -> None:
+    """Draw the page for `config` (default: the environment's, read once per run by wiring)."""
+    st.set_page_config(page_title="Docagent — ask your documents", page_icon=":material/menu_book:", layout="wide")
+    config = config or wiring.Config.from_env()
+    init_session()
+    with st.sidebar:
+        page = st.radio("Page", PAGES, horizontal=True, key="page", label_visibility="collapsed")
+        st.header("Library", anchor=False)
+        uploads = library.upload_widget()
+        queue_box = st.container()  # the server's ingestion queue: every tab sees it, redrawn on its own
+        library_box = st.container()
+        settings = settings_panel(config)
+    header(settings, config)
+    read_only_slot = st.empty()
+    with library_box:
+        kb = library.open_library(config)
+        queue = resources.load_queue(config)
+        queue_panel.enqueue_uploads(queue, uploads)  # written to disk, then the uploader is emptied (reruns when any)
+        library.show_notice()
+        queue_panel.mark_library_drawn(queue)
+        scope, count = library.document_list(kb)
+    with queue_box:
+        queue_panel.queue_panel(queue)
+    if kb.read_only_reason:  # another program owns the embedded library: reading works, changing it does not
+        read_only_slot.warning(f"**Read-only library:** {ui.md_text(kb.read_only_reason)}.", icon=":material/lock:")
+    if page == "Evaluate":
+        evaluate_page(kb, queue, config, settings)
+    else:
+        chat_page(kb, queue, config, settings, scope, count)
+    resources.offline_engine(config)  # imports LangGraph once the page is up, so the first question does not wait

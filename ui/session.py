@@ -1,0 +1,23 @@
+"""One browser tab's state in st.session_state: every key the pages use, with its starting value, in one place."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+# key -> a function making its starting value (a fresh set or list per tab, never one shared object)
+DEFAULTS = {
+    "messages": list,  # the open chat: {"role": "user"|"assistant", "content", ...}
+    "seen_uploads": set,  # upload ids this tab has handed to the ingestion queue already
+    "queue_refused": list,  # Markdown lines of the uploads the queue refused (read-only library, disk full)
+    "queue_drawn": lambda: None,  # (files indexed, batch running) when this tab last drew its library
+    "uploader_key": int,  # bumped to empty the upload box after a batch
+    "confirm_clear": bool,  # "Clear library" is waiting for its confirmation
+    "notice": lambda: None,  # (kind, text) of the last delete or clear, shown once
+}
+
+
+def init_session() -> None:
+    """Set every missing key to its starting value."""
+    for key, make in DEFAULTS.items():
+        if key not in st.session_state:
+            st.session_state[key] = make()

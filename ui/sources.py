@@ -1,0 +1,118 @@
+"""The Sources and Source viewer tabs of an answer: each cited passage shown in its document (the page image with
+the passage highlighted, the slide, the cell range, or the passage with the chunks before and after it).
+
+The pure work (finding a passage on a page, reading slides and cell ranges) is ui/source_viewer.py's.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import streamlit as st
+
+from ui import answer_view as av
+from ui import helpers as ui
+from ui import resources
+from ui import source_viewer as sv
+from ui.seams import Library
+
+log = logging.getLogger("docagent.app")
+
+
+def source_viewer_tab(index: int, answer, hits, terms, kb: Library) -> None:
+    """Pick a cited source and see it in its document: page image, neighbours, slide, or cell range."""
+    if not answer.citations:
+        st.caption("No passage was cited.")
+        return
+    by_n = {c.n: c for c in answer.citations}
+    chosen = st.segmented_control("Source", list(by_n), format_func=lambda n: f"[{n}]", key=f"viewer_{index}",
+                                  default=next(iter(by_n)))
+    citation = by_n.get(chosen) or next(iter(by_n.values()))
+    where = av.location_label(citation.location)
+    st.markdown(f"**[{citation.n}] {ui.md_text(citation.file)}**" + (f" · {ui.md_text(where)}" if where else ""))
+    hit = av.hit_for_citation(citation, hits)
+    original = original_file(kb, citation.doc_id)
+    try:
+        show_in_document(citation, hit, original, terms, kb)
+    except (sv.SourceError, *resources.library_errors()) as error:  # a damaged original or a lost store: the text
+        log.warning("source viewer fell back to the passage text: %s", error)
+        st.caption(f"The original file cannot show this passage ({ui.md_text(str(error))}); here is its text.")
+        st.html(av.SOURCE_CSS + av.source_card_html(citation, hit, terms, head=False))
+
+
+def original_file(kb: Library, doc_id: str) -> Path | None:
+    """The stored copy of the uploaded file, when the library still keeps one."""
+    path = kb.original_path(doc_id)
+    return Path(path) if path is not None and Path(path).is_file() else None
+
+
+def show_in_document(citation, hit, original: Path | None, terms, kb: Library) -> None:
+    """Draw the cited place from the original file when there is one, else from the stored chunks.
+
+    Raises sv.SourceError when the original exists but cannot show the place (the caller falls back).
+    """
+    kind = (hit.chunk.file_type if hit is not None else Path(citation.file).suffix.lstrip(".")).lower()
+    viewer = ORIGINAL_VIEWERS.get(kind)
+    if original is not None and viewer is not None and viewer(citation, original, terms):
+        return
+    table = sv.markdown_table(citation.text) if kind in ("xlsx", "csv") else None
+    if table is not None:
+        show_table(table)
+        return
+    around = sv.neighbours(document_chunks(kb, citation.doc_id), hit.chunk) if hit is not None else ()
+    st.html(av.SOURCE_CSS + av.source_card_html(citation, hit, terms, neighbours=around, head=False))
+
+
+def document_chunks(kb: Library, doc_id: str) -> list:
+    """Every stored chunk of one document, read by document (one filtered read, not a scan of the store), for a
+    passage's neighbours. A doc_id is the hash of the file's bytes, so its chunks never change: cached per id."""
+    return _chunks_of(kb.retriever, doc_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
+def _chunks_of(_retriever, doc_id: str) -> list:
+    return _retriever.document_chunks(doc_id)
+
+
+def _pdf_page(citation, original: Path, terms) -> bool:
+    page = citation.location.page
+    if not page:
+        return False
+    image = rendered_page(str(original), original.stat().st_mtime, page, citation.text)
+    found = "highlighted" if image.highlighted_chars else "not found on the rendered page (see Sources)"
+    st.image(image.png, caption=f"Page {page} of {image.page_count} — the passage is {found}")
+    return True
+
+
+def _slide(citation, original: Path, terms) -> bool:
+    number = citation.location.slide
+    if not number:
+        return False
+    slide = sv.read_slide(original, number)
+    st.html(av.SOURCE_CSS + f'<div class="docagent-source"><div class="text">{ui.highlight_html(slide.text, terms)}'
+            "</div></div>")
+    st.markdown("**Speaker notes:** " + (ui.md_text(slide.notes) if slide.notes else "_none_"))
+    return True
+
+
+def _cells(citation, original: Path, terms) -> bool:
+    loc = citation.location
+    show_table(sv.read_cells(original, loc.sheet if original.suffix.lower() != ".csv" else None, loc.cells))
+    return True
+
+
+ORIGINAL_VIEWERS = {"pdf": _pdf_page, "image": _pdf_page, "pptx": _slide, "xlsx": _cells, "csv": _cells}
+
+
+def show_table(table: sv.Table) -> None:
+    st.dataframe({name: [row[i] for row in table.rows] for i, name in enumerate(table.columns)}, hide_index=True)
+    if table.truncated:
+        st.caption(f"Showing the first {len(table.rows)} rows of the range.")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def rendered_page(path: str, mtime: float, page: int, passage: str) -> sv.PageImage:
+    """A PDF or image page (scans highlighted from their OCR word boxes) with the passage highlighted; cached,
+    since every rerun redraws past answers."""
+    return sv.render_page(Path(path), page, passage)
