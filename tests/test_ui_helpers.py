@@ -133,8 +133,11 @@ def test_progress_estimate_uses_embedding_rate_for_time_left():
     assert 0.25 <= fraction < 0.3 and "embedding 0/40" in label
     clock.now += 2  # 10 chunks in 2 s -> 30 left take 6 s, +10 % for indexing
     fraction, label = est.update("embedding", 10, 40)
-    assert label == "a.pdf — embedding 10/40 · about 6.6 s left"
-    clock.now += 6
+    assert label == "a.pdf — embedding 10/40 · about 7 s left"
+    clock.now += 5.9  # 39 of 40 at the same pace: 0.2 s left is "almost done", never "about 0.0 s left"
+    fraction, label = est.update("embedding", 39, 40)
+    assert label == "a.pdf — embedding 39/40 · almost done"
+    clock.now += 0.1
     fraction, label = est.update("indexing", 0, 1)
     assert fraction >= 0.92
     fraction, _ = est.update("indexing", 1, 1)
@@ -196,6 +199,25 @@ def test_conversation_markdown_has_answers_sources_and_reasoning():
     assert "claim (supported): Revenue was $5M [1]" in md
     assert "confidence: 0.90" in md and "> Warning: Gemini was slow" in md
     assert ui.conversation_markdown([], "Gemini").startswith("# Conversation")
+
+
+def test_the_export_states_each_answers_mode():
+    messages = [{"role": "user", "content": "q1"},
+                {"role": "assistant", "content": "a1", "result": {"mode": "gemini"}, "model": "gemini-3.8-flash"},
+                {"role": "user", "content": "q2"},
+                {"role": "assistant", "content": "a2", "result": {"mode": "offline"}, "model": "gemini-3.8-flash"},
+                {"role": "user", "content": "q3"},
+                {"role": "assistant", "content": "", "error": "the index went away", "result": None}]
+    md = ui.conversation_markdown(messages, "Gemini · gemini-3.8-flash")
+    assert md.count("_Answered by:") == 3
+    assert "_Answered by: Gemini (gemini-3.8-flash)_\n\na1" in md
+    assert "_Answered by: Offline (extractive)_\n\na2" in md  # a Gemini answer that fell back offline says so
+    assert "no answer (the question failed)_\n\nthe index went away" in md
+
+
+def test_time_left_never_reads_zero():
+    assert [ui.time_left(s) for s in (0.0, 0.04, 0.99, 1.2, 9.6, 75)] == [
+        "almost done", "almost done", "almost done", "about 1 s left", "about 10 s left", "about 1 min 15 s left"]
 
 
 def test_export_file_name():

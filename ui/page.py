@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 import wiring
+from ui import chats as saved
 from ui import helpers as ui
 from ui import library, resources
 from ui.chat import chat_page
@@ -26,6 +27,9 @@ def main(config: wiring.Config | None = None) -> None:
     init_session()
     with st.sidebar:
         page = st.radio("Page", PAGES, horizontal=True, key="page", label_visibility="collapsed")
+        st.header("Chats", anchor=False)
+        chats = saved.store(config)
+        chat_slot = st.container()  # filled after the chat page, so a chat saved in this run is listed
         st.header("Library", anchor=False)
         uploads = library.upload_widget()
         last_batch = st.empty()  # the last batch's lines: progress bars while it runs, then its results
@@ -33,10 +37,11 @@ def main(config: wiring.Config | None = None) -> None:
         settings = settings_panel(config)
     header(settings, config)
     read_only_slot = st.empty()
+    preparing = st.empty()  # the first start's steps (loading the embedding model, ...)
     with last_batch.container():
         library.show_ingest_log()
     with library_box:
-        kb = library.open_library(config)
+        kb = library.open_library(config, preparing)
         library.show_notice()
         scope, count = library.document_list(kb)
     if kb.read_only_reason:  # another program owns the embedded library: reading works, changing it does not
@@ -44,6 +49,9 @@ def main(config: wiring.Config | None = None) -> None:
     if page == "Evaluate":
         evaluate_page(kb, config, settings)
     else:
-        chat_page(kb, config, settings, scope, count)
+        saved.load_messages(chats)
+        chat_page(kb, config, settings, scope, count, chats)
+    with chat_slot:
+        saved.chat_list(chats)
     library.ingest_uploads(kb, uploads, last_batch)  # last: the page is drawn and usable while files are indexed
     resources.offline_engine(config)  # imports LangGraph once the page is up, so the first question does not wait

@@ -17,6 +17,8 @@ import wiring
 from ui import runtime as rt
 from ui.seams import Engine, Library
 
+_OPENED: set[tuple] = set()  # shared_key of every library this process has opened (the first start is slower)
+
 
 def shared_key(config: wiring.Config) -> tuple:
     """What tells the shared objects apart: data dir, model dir, fake embedder, the CHROMA_* settings. Never a key:
@@ -60,7 +62,13 @@ def _library(key: tuple, _config: wiring.Config) -> Library:
     kb = wiring.open_knowledge_base(config.data_dir, embedder=load_embedder(config), environ=config.chroma,
                                     rebuild=rebuild)
     rebuild_requests().discard(str(config.data_dir))
+    _OPENED.add(key)
     return kb
+
+
+def first_start(config: wiring.Config) -> bool:
+    """True until this process has opened the library once (the embedding model is loaded then)."""
+    return shared_key(config) not in _OPENED
 
 
 def offline_engine(config: wiring.Config) -> Engine:
