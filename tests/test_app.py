@@ -193,10 +193,10 @@ def test_delete_one_document_after_its_confirmation(app):
     assert delete.label == "Delete orbit.txt"  # the name a screen reader announces (shown as the icon alone)
     at = delete.click().run()
     assert any("Delete **orbit.txt** from the library?" in w.value for w in at.sidebar.warning)
-    at = next(b for b in at.sidebar.button if b.key.startswith("delete_no_")).click().run()
+    at = next(b for b in at.sidebar.button if b.key.startswith("cancel_delete_")).click().run()
     assert len(at.sidebar.checkbox) == 2 and not at.sidebar.warning
     at = next(b for b in at.sidebar.button if b.key.startswith("delete_") and "orbit" in b.label).click().run()
-    at = next(b for b in at.sidebar.button if b.key.startswith("delete_yes_")).click().run()
+    at = next(b for b in at.sidebar.button if b.key.startswith("confirm_delete_")).click().run()
     no_failures(at)
     assert [c.label for c in at.sidebar.checkbox] == ["zephyr.txt"]
     assert any("Deleted orbit.txt" in s.value for s in at.sidebar.success)
@@ -576,7 +576,7 @@ def test_a_chat_is_saved_and_comes_back_in_a_new_session_with_its_answer(app, tm
 def test_a_citation_of_a_deleted_document_says_so(app):
     at = ask(upload(app, ("zephyr.txt", ZEPHYR)), "Who supplied the heat pumps?")
     at = next(b for b in at.sidebar.button if b.key.startswith("delete_")).click().run()
-    at = next(b for b in at.sidebar.button if b.key.startswith("delete_yes_")).click().run()
+    at = next(b for b in at.sidebar.button if b.key.startswith("confirm_delete_")).click().run()
     no_failures(at)
     assistant = at.chat_message[1]
     assert any("deleted from the library since" in h.value for h in assistant.tabs[0].get("html"))

@@ -35,7 +35,13 @@ def store(config: wiring.Config) -> ConversationStore | None:
 
 
 def load_messages(chats: ConversationStore | None) -> None:
-    """The open chat's messages into the tab's state (answers rebuilt whole from their records)."""
+    """The open chat's messages into the tab's state (answers rebuilt whole from their records). A new tab or a
+    reload opens the chat its address names (?chat=ID), so a reload shows the same chat."""
+    if not st.session_state.get("chat_from_url") and chats is not None:
+        st.session_state.chat_from_url = True
+        wanted = st.query_params.get("chat")
+        if wanted and chats.exists(wanted):
+            st.session_state.chat_id = wanted
     chat_id = st.session_state.chat_id
     if chats is None or chat_id is None:
         return
@@ -46,6 +52,7 @@ def load_messages(chats: ConversationStore | None) -> None:
         return
     if not saved and not chats.exists(chat_id):  # deleted in another tab
         st.session_state.chat_id = None
+        st.query_params.pop("chat", None)
     st.session_state.messages = [restored(m) for m in saved]
 
 
@@ -66,6 +73,7 @@ def save(chats: ConversationStore | None, message: dict) -> None:
     try:
         if st.session_state.chat_id is None:
             st.session_state.chat_id = chats.create()
+            st.query_params["chat"] = st.session_state.chat_id
         chats.append(st.session_state.chat_id, stored)
     except ConversationError as error:
         log.error("could not save a message: %s", error)
@@ -93,13 +101,13 @@ def chat_list(chats: ConversationStore | None) -> None:
 
 
 def chat_options(chats: ConversationStore, chat_id: str) -> None:
-    """Rename the open chat, or delete it (after a confirmation)."""
+    """Rename the open chat, or delete it after a confirmation (both in one menu, which stays open meanwhile)."""
     with st.popover("Rename or delete this chat", icon=":material/edit:", width="stretch"):
         title = st.text_input("Chat title", value=chats.title(chat_id), key=f"title_{chat_id}", max_chars=80)
         st.button("Rename", key="chat_rename", on_click=rename_chat, args=(chats, chat_id), disabled=not title.strip())
         if st.session_state.get("confirm_chat_delete") != chat_id:
-            st.button("Delete this chat", icon=":material/delete:", key="chat_delete",
-                      on_click=_confirm_delete, args=(chat_id,))
+            st.button("Delete this chat", icon=":material/delete:", key="chat_delete", on_click=_confirm_delete,
+                      args=(chat_id,))
             return
         st.warning("Delete this chat and its answers? This cannot be undone.")
         yes, no = st.columns(2)
@@ -112,6 +120,10 @@ def open_chat(chat_id: str | None) -> None:
     st.session_state.chat_id = chat_id
     st.session_state.messages = []
     st.session_state.confirm_chat_delete = None
+    if chat_id is None:
+        st.query_params.pop("chat", None)
+    else:
+        st.query_params["chat"] = chat_id
 
 
 def rename_chat(chats: ConversationStore, chat_id: str) -> None:

@@ -167,9 +167,9 @@ def confirm_delete(kb: Library, doc_id: str, name: str) -> None:
     st.warning(f"Delete **{ui.md_text(name)}** from the library? Answers that cite it keep their quotes.",
                icon=":material/delete:")
     yes, no = st.columns(2)
-    yes.button("Delete", type="primary", key=f"delete_yes_{doc_id}", on_click=delete_document,
+    yes.button("Delete", type="primary", key=f"confirm_delete_{doc_id}", on_click=delete_document,
                args=(kb, doc_id, name))
-    no.button("Cancel", key=f"delete_no_{doc_id}", on_click=_set_confirm_delete, args=(None,))
+    no.button("Cancel", key=f"cancel_delete_{doc_id}", on_click=_set_confirm_delete, args=(None,))
 
 
 def _set_confirm_delete(doc_id: str | None) -> None:
