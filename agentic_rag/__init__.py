@@ -11,6 +11,7 @@ from agentic_rag.gemini import GeminiBrain, make_gemini_brain
 from agentic_rag.graph import DEFAULT_BUDGETS, Agent, build_agent
 from agentic_rag.local import LOCAL_BUDGETS, LocalBrain, list_local_models, make_local_brain
 from agentic_rag.offline import Draft, OfflineBrain
+from agentic_rag.saved import answer_from_record, answer_record
 from agentic_rag.state import AgentState
 from agentic_rag.types import (
     NOT_FOUND,
@@ -32,5 +33,5 @@ __all__ = [
     "DEFAULT_BUDGETS", "LOCAL_BUDGETS", "NOT_FOUND", "OFFLINE_LABEL", "QUESTION_TYPES", "Agent", "AgentState",
     "Analysis", "AnswerResult", "BrainError", "Budgets", "Citation", "Claim", "ContextBlock", "Coverage", "Draft",
     "GeminiBrain", "LocalBrain", "OfflineBrain", "Plan", "Usage", "build_agent", "list_local_models",
-    "make_gemini_brain", "make_local_brain",
+    "answer_from_record", "answer_record", "make_gemini_brain", "make_local_brain",
 ]

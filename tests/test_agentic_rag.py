@@ -1057,3 +1057,19 @@ def test_an_exhaustive_check_reads_the_whole_document_when_its_best_hits_miss_th
         raise OSError("store went away")
 
     assert _cover(SimpleNamespace(document_chunks=broken), record, "glacier", hits).chunks_checked == 8
+
+
+# ---------------------------------------------------------------- a saved answer
+
+def test_an_answer_record_round_trips_through_json_whole(offline_agent):
+    """What a saved conversation keeps: the answer read back equals the one given, hits and analysis included."""
+    import json
+
+    from agentic_rag import answer_from_record, answer_record
+
+    result = offline_agent.ask("Which documents do not mention revenue?")
+    assert result.sub_hits and result.analysis is not None and result.coverage
+    again = answer_from_record(json.loads(json.dumps(answer_record(result))))
+    assert again == result
+    older = {"answer": "x [1]", "mode": "offline", "citations": [c.to_dict() for c in result.citations]}
+    assert answer_from_record(older).citations == result.citations  # a record without the new fields still reads

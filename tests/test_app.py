@@ -198,10 +198,16 @@ def test_ticked_documents_scope_the_question(app):
     assert "zephyr.txt" not in sources
 
 
-def test_delete_one_document(app):
+def test_delete_one_document_after_its_confirmation(app):
     at = upload(app, ("zephyr.txt", ZEPHYR), ("orbit.txt", ORBIT))
     delete = [b for b in at.sidebar.button if b.key and b.key.startswith("delete_")][0]
+    assert delete.label == "Delete orbit.txt"  # the name a screen reader announces (shown as the icon alone)
     at = delete.click().run()
+    assert any("Delete **orbit.txt** from the library?" in w.value for w in at.sidebar.warning)
+    at = next(b for b in at.sidebar.button if b.key.startswith("cancel_delete_")).click().run()
+    assert len(at.sidebar.checkbox) == 2 and not at.sidebar.warning
+    at = next(b for b in at.sidebar.button if b.key.startswith("delete_") and "orbit" in b.label).click().run()
+    at = next(b for b in at.sidebar.button if b.key.startswith("confirm_delete_")).click().run()
     no_failures(at)
     assert [c.label for c in at.sidebar.checkbox] == ["zephyr.txt"]
     assert any("Deleted orbit.txt" in s.value for s in at.sidebar.success)
@@ -595,3 +601,51 @@ def test_the_chat_answers_while_a_file_is_indexing_and_says_which_one(app, monke
     assert [c.label for c in at.sidebar.checkbox] == ["orbit.txt", "zephyr.txt"]
     assistant = [m for m in at.chat_message if m.name == "assistant"][0]
     assert "was still being indexed" in " ".join(plain(c.value) for c in assistant.caption)  # kept with it
+
+
+# ---- saved chats ---------------------------------------------------------------------------------------------
+
+def test_a_chat_is_saved_and_comes_back_in_a_new_session_with_its_answer(app, tmp_path):
+    at = ask(upload(app, ("zephyr.txt", ZEPHYR)), "Who supplied the heat pumps?")
+    no_failures(at)
+    chat_buttons = [b for b in at.sidebar.button if b.key.startswith("chat_") and len(b.key) == 37]  # chat_<uuid>
+    assert [b.label for b in chat_buttons] == ["Who supplied the heat pumps?"]
+    fresh = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()  # a reload: a new session
+    assert not fresh.chat_message
+    fresh = next(b for b in fresh.sidebar.button if b.label == "Who supplied the heat pumps?").click().run()
+    no_failures(fresh)
+    assert [m.name for m in fresh.chat_message] == ["user", "assistant"]
+    assistant = fresh.chat_message[1]
+    assert any("Nordvarme" in m.value for m in assistant.markdown)
+    assert [t.label for t in assistant.tabs] == ["Sources (1)", "Source viewer", "Reasoning"]
+    assert any(":green-badge[supported]" in m.value for m in assistant.tabs[2].markdown)
+
+
+def test_a_citation_of_a_deleted_document_says_so(app):
+    at = ask(upload(app, ("zephyr.txt", ZEPHYR)), "Who supplied the heat pumps?")
+    at = next(b for b in at.sidebar.button if b.key.startswith("delete_")).click().run()
+    at = next(b for b in at.sidebar.button if b.key.startswith("confirm_delete_")).click().run()
+    no_failures(at)
+    assistant = at.chat_message[1]
+    assert any("deleted from the library since" in h.value for h in assistant.tabs[0].get("html"))
+    assert any("deleted from the library since" in i.value for i in assistant.tabs[1].info)
+
+
+def test_the_scope_is_shown_by_the_chat_box(app):
+    at = upload(app, ("zephyr.txt", ZEPHYR), ("orbit.txt", ORBIT))
+    assert not any("Asking only about" in c.value for c in at.caption)
+    at.sidebar.checkbox[0].check().run()
+    assert any("Asking only about orbit.txt" in c.value for c in at.caption)
+
+
+def test_rename_and_delete_a_chat(app):
+    at = ask(upload(app, ("zephyr.txt", ZEPHYR)), "Who supplied the heat pumps?")
+    chat_id = at.session_state.chat_id
+    title_box = next(t for t in at.sidebar.text_input if t.key.startswith("title_"))
+    at = title_box.input("Heat pumps").run()
+    at = at.sidebar.button(key="chat_rename").click().run()
+    assert any(b.label == "Heat pumps" for b in at.sidebar.button) and chat_id
+    at = at.sidebar.button(key="chat_delete").click().run()
+    at = at.sidebar.button(key="chat_delete_yes").click().run()
+    no_failures(at)
+    assert not any(b.label == "Heat pumps" for b in at.sidebar.button) and not at.chat_message

@@ -113,6 +113,11 @@ def test_format_seconds_bytes_plural():
     assert ui.plural(1, "lines") == "1 line" and ui.plural(4, "lines") == "4 lines"
 
 
+def test_time_left_says_almost_done_under_a_second_never_zero_seconds():
+    assert ui.time_left(0.2) == "almost done" and ui.time_left(0.04) == "almost done"
+    assert ui.time_left(6.6) == "about 7 s left" and ui.time_left(125) == "about 2 min 05 s left"
+
+
 def _result(**kw):
     base = dict(file_name="a.pdf", status="indexed", reason="", kind="", doc_id="d1", duplicate_of=None,
                 chunks=12, units=3, unit_name="page", seconds=1.5, warnings=())
@@ -160,6 +165,25 @@ def test_conversation_markdown_has_answers_sources_and_reasoning():
     assert "claim (supported): Revenue was $5M [1]" in md
     assert "confidence: 0.90" in md and "> Warning: Gemini was slow" in md
     assert ui.conversation_markdown([], "Gemini").startswith("# Conversation")
+
+
+def test_the_export_states_each_answers_mode():
+    messages = [{"role": "user", "content": "q1"},
+                {"role": "assistant", "content": "a1", "result": {"mode": "gemini"}, "model": "gemini-3.8-flash"},
+                {"role": "user", "content": "q2"},
+                {"role": "assistant", "content": "a2", "result": {"mode": "offline"}, "model": "gemini-3.8-flash"},
+                {"role": "user", "content": "q3"},
+                {"role": "assistant", "content": "", "error": "the index went away", "result": None}]
+    md = ui.conversation_markdown(messages, "Gemini · gemini-3.8-flash")
+    assert md.count("_Answered by:") == 3
+    assert "_Answered by: Gemini (gemini-3.8-flash)_\n\na1" in md
+    assert "_Answered by: Offline (extractive)_\n\na2" in md  # a Gemini answer that fell back offline says so
+    assert "no answer (the question failed)_\n\nthe index went away" in md
+
+
+def test_time_left_never_reads_zero():
+    assert [ui.time_left(s) for s in (0.0, 0.04, 0.99, 1.2, 9.6, 75)] == [
+        "almost done", "almost done", "almost done", "about 1 s left", "about 10 s left", "about 1 min 15 s left"]
 
 
 def test_export_file_name():

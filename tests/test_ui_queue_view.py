@@ -10,8 +10,8 @@ def item(name, state="queued", seq=1, **changes) -> QueueItem:
     return QueueItem(f"id{seq}", seq, name, 100, "", 0.0, state=state, **changes)
 
 
-def test_time_left_never_says_zero_seconds():
-    assert time_left(None) == "" and time_left(0.04) == "" and time_left(0.99) == ""
+def test_time_left_is_blank_without_an_estimate_and_never_says_zero_seconds():
+    assert time_left(None) == "" and time_left(0.04) == "almost done"
     assert time_left(12.3) == "about 12 s left" and time_left(125) == "about 2 min 05 s left"
 
 
@@ -21,7 +21,8 @@ def test_each_state_has_its_line_and_a_bad_file_keeps_its_reason():
     busy = item("b.pdf", "indexing", stage="embedding", done=40, total=120, seconds_left=12.0)
     assert item_line(busy)[1] == "**b.pdf** — embedding 40/120 passages · about 12 s left"
     assert item_line(item("b.pdf", "indexing", stage="indexing", seconds_left=0.2))[1] == \
-        "**b.pdf** — saving to the library"
+        "**b.pdf** — saving to the library · almost done"
+    assert item_line(item("b.pdf", "indexing", stage="reading"))[1] == "**b.pdf** — reading"  # no estimate yet
     failed = item("*x*.pdf", "failed", result=IngestResult("*x*.pdf", "failed", reason="the file is encrypted"))
     assert item_line(failed) == ("failed", "**\\*x\\*.pdf** — failed: the file is encrypted")
     cancelled = item("c.txt", "cancelled", note="cancelled before it was indexed")

@@ -30,7 +30,9 @@ SOURCE_CSS = """<style>
 .docagent-source table{border-collapse:collapse;margin:.3rem 0;white-space:normal;font-size:.85rem}
 .docagent-source th,.docagent-source td{border:1px solid #e3e6ee;padding:.15rem .5rem;text-align:left}
 .docagent-source th{background:#f1f3f8}
+.docagent-source .gone{color:#a61e4d;font-size:.85rem;margin-bottom:.25rem}
 </style>"""
+GONE_NOTE = "This document has been deleted from the library since; the passage is shown as the answer quoted it."
 
 
 location_label = ui.location_label  # re-exported: the app reads places through this module
@@ -66,11 +68,13 @@ def hit_for_citation(citation, hits: Iterable):
     return fallback
 
 
-def source_card_html(citation, hit, terms: Sequence[str], neighbours: Sequence = (), head: bool = True) -> str:
+def source_card_html(citation, hit, terms: Sequence[str], neighbours: Sequence = (), head: bool = True,
+                     gone: bool = False) -> str:
     """One source as HTML: number, file and place, the passage with matched words marked, its scores.
 
     `neighbours` (chunks before/after, in order, the cited one included) are shown greyed around it;
-    `head=False` leaves out the number-and-place line (the viewer shows it above the card).
+    `head=False` leaves out the number-and-place line (the viewer shows it above the card); `gone` says the
+    document has been deleted from the library since (the passage is shown as the answer quoted it).
     Everything from the document is escaped by highlight_html before the marks are added.
     """
     where = location_label(citation.location)
@@ -86,7 +90,8 @@ def source_card_html(citation, hit, terms: Sequence[str], neighbours: Sequence =
     if not body:
         body.append(_passage(citation.text, terms))
     scores = f'<div class="scores">{html.escape(ui.scores_text(hit))}</div>' if hit is not None else ""
-    return f'<div class="docagent-source">{title if head else ""}{"".join(body)}{scores}</div>'
+    note = f'<div class="gone">{GONE_NOTE}</div>' if gone else ""
+    return f'<div class="docagent-source">{title if head else ""}{note}{"".join(body)}{scores}</div>'
 
 
 def _passage(text: str, terms: Sequence[str]) -> str:

@@ -10,33 +10,42 @@ import streamlit as st
 
 import wiring
 from ui import answer_view as av
+from ui import chats as saved
 from ui import helpers as ui
 from ui import queue_panel, resources
 from ui import runtime as rt
+from ui.conversations import ConversationStore
+from ui.runtime import Scope
 from ui.seams import Library, Uploads
 from ui.sources import source_viewer_tab
 
 log = logging.getLogger("docagent.app")
 
 
-def chat_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.Settings, scope: tuple[str, ...],
-              count: int) -> None:
-    """The chat: example questions on an empty chat, the history, the chat box, the conversation controls.
+def chat_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.Settings, scope: Scope, count: int,
+              chats: ConversationStore | None) -> None:
+    """The chat: example questions on an empty chat, the history, the chat box (with the scope it asks about),
+    the conversation controls.
 
-    The chat works while the queue indexes the rest of a batch; an answer given meanwhile (to a question not
-    scoped to ticked documents) names the files it could not search yet."""
+    The chat works while the ingestion queue indexes the rest of a batch; an answer given meanwhile (to a question
+    not scoped to ticked documents) names the files it could not search yet."""
     controls = st.container()  # filled last, so the first answer of a chat already gets them
     indexing = queue.pending_names()
     waiting = "The first document is being indexed…" if indexing else "Add a document to start asking"
-    question = st.chat_input("Ask about your documents" if count else waiting,
-                             disabled=not count) or st.session_state.pop("pending_question", None)
+    with st.bottom:  # pinned with the chat box: what the next question will be asked about
+        if scope.names:
+            st.caption(f":material/filter_alt: Asking only about {ui.md_text(scope.label())} — untick them in the "
+                       "library to ask about every document.")
+        question = st.chat_input("Ask about your documents" if count else waiting,
+                                 disabled=not count) or st.session_state.pop("pending_question", None)
     intro = st.empty()  # one slot: when a question arrives the intro goes at once instead of lingering faded
     if not st.session_state.messages and not question:
         with intro.container():
             empty_state(count > 0, bool(indexing))
-    render_history(kb)
+    present = {d.doc_id for d in kb.documents()}
+    render_history(kb, present)
     if question and count:
-        ask(kb, config, settings, question, scope, () if scope else indexing)
+        ask(kb, config, settings, question, scope.doc_ids, chats, present, () if scope.doc_ids else indexing)
     if st.session_state.messages:
         with controls:
             conversation_controls(settings)
@@ -64,24 +73,22 @@ def _set_pending(question: str) -> None:
 
 
 def conversation_controls(settings: rt.Settings) -> None:
-    """New chat (keeps the library) and the Markdown export."""
+    """The open chat's Markdown export (New chat is in the sidebar, with the saved chats)."""
     with st.container(horizontal=True):
-        st.button("New chat", icon=":material/add_comment:", key="new_chat", on_click=_new_chat)
         st.download_button("Export (Markdown)", icon=":material/download:", mime="text/markdown",
                            data=ui.conversation_markdown(st.session_state.messages, settings.mode_label()),
                            file_name=ui.export_file_name(), on_click="ignore")
 
 
-def _new_chat() -> None:
-    st.session_state.messages = []
-
-
 def ask(kb: Library, config: wiring.Config, settings: rt.Settings, question: str, scope: tuple[str, ...],
-        indexing: tuple[str, ...] = ()) -> None:
-    """Run the engine on one question, showing its steps live and streaming the answer, then keep it in history;
-    `indexing` names the files still in the ingestion queue (not searched), noted under the answer."""
+        chats: ConversationStore | None, present: set[str], indexing: tuple[str, ...] = ()) -> None:
+    """Run the engine on one question, showing its steps live and streaming the answer, then keep it in the
+    chat (saved: a reload or a restart shows it again); `indexing` names the files still in the ingestion queue
+    (not searched), noted under the answer and saved with it."""
     history = ui.chat_history(st.session_state.messages)
-    st.session_state.messages.append({"role": "user", "content": question})
+    asked = {"role": "user", "content": question}
+    st.session_state.messages.append(asked)
+    saved.save(chats, asked)
     with st.chat_message("user"):
         st.markdown(ui.md_text(question))
     with st.chat_message("assistant"):
@@ -90,9 +97,10 @@ def ask(kb: Library, config: wiring.Config, settings: rt.Settings, question: str
         message = run_engine(config, settings, question, history, scope, status, answer_box)
         message["indexing"] = list(indexing)
         st.session_state.messages.append(message)
+        saved.save(chats, message)
         if message.get("result"):
             answer_box.empty()
-            render_answer(len(st.session_state.messages) - 1, message, kb)
+            render_answer(len(st.session_state.messages) - 1, message, kb, present)
 
 
 def run_engine(config, settings, question, history, scope, status, answer_box) -> dict:
@@ -122,11 +130,13 @@ def run_engine(config, settings, question, history, scope, status, answer_box) -
     if call.error is not None:
         log.error("question failed", exc_info=call.error)
         return _failed(status, ui.error_reason(call.error))
+    from agentic_rag import answer_record
+
     result = call.result
     status.update(label=f"Answered in {ui.format_seconds(time.monotonic() - started)}", state="complete",
                   expanded=False)
-    return {"role": "assistant", "content": result.answer, "result": result.to_dict(), "answer": result,
-            "question": question}
+    return {"role": "assistant", "content": result.answer, "result": answer_record(result), "answer": result,
+            "question": question, "model": settings.model_name()}
 
 
 def _failed(status, reason: str) -> dict:
@@ -135,8 +145,8 @@ def _failed(status, reason: str) -> dict:
     return {"role": "assistant", "content": "", "error": reason, "result": None}
 
 
-def render_history(kb: Library) -> None:
-    """Every earlier question and answer of this chat, redrawn from session state."""
+def render_history(kb: Library, present: set[str]) -> None:
+    """Every earlier question and answer of this chat, redrawn from session state (loaded from the saved chat)."""
     for index, message in enumerate(st.session_state.messages):
         with st.chat_message(message["role"]):
             if message["role"] == "user":
@@ -144,11 +154,12 @@ def render_history(kb: Library) -> None:
             elif message.get("error"):
                 st.error(ui.md_text(message["error"]), icon=":material/error:")
             else:
-                render_answer(index, message, kb)
+                render_answer(index, message, kb, present)
 
 
-def render_answer(index: int, message: dict, kb: Library) -> None:
-    """The answer with its [n] markers, warnings, then Sources / Source viewer / Reasoning tabs."""
+def render_answer(index: int, message: dict, kb: Library, present: set[str]) -> None:
+    """The answer with its [n] markers, warnings, then Sources / Source viewer / Reasoning tabs. A citation of
+    a document no longer in the library (`present`: the ids it holds) says so."""
     answer = message.get("answer")
     st.markdown(ui.md_safe(message["content"]))
     if answer is None:
@@ -165,9 +176,10 @@ def render_answer(index: int, message: dict, kb: Library) -> None:
         if not citations:
             st.caption("No passage was cited.")
         st.html(av.SOURCE_CSS + "".join(
-            av.source_card_html(c, av.hit_for_citation(c, hits), terms) for c in citations))
+            av.source_card_html(c, av.hit_for_citation(c, hits), terms, gone=c.doc_id not in present)
+            for c in citations))
     with viewer:
-        source_viewer_tab(index, answer, hits, terms, kb)
+        source_viewer_tab(index, answer, hits, terms, kb, present)
     with reasoning:
         reasoning_tab(answer)
 

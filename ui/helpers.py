@@ -158,6 +158,13 @@ def format_seconds(seconds: float) -> str:
     return f"{minutes} min {rest:02d} s"
 
 
+def time_left(seconds: float) -> str:
+    """'about 12 s left', 'about 3 min 05 s left'; under a second, 'almost done' (never 'about 0.0 s left')."""
+    if seconds < 1:
+        return "almost done"
+    return f"about {format_seconds(seconds) if seconds >= 10 else f'{seconds:.0f} s'} left"
+
+
 def format_bytes(size: int) -> str:
     """'812 B', '14.2 KB', '3.1 MB'."""
     if size < 1024:
@@ -237,18 +244,27 @@ def conversation_markdown(messages: Sequence[dict], mode_label: str) -> str:
     `messages` are the app's chat entries: {"role": "user"|"assistant", "content": str, "result": dict|None}.
     Only what is on the page goes out; no key or setting that could hold a secret is read here.
     """
-    lines = ["# Conversation", "", f"Mode: {mode_label}", ""]
+    lines = ["# Conversation", "", f"Mode when exported: {mode_label}", ""]
     for message in messages:
         if message["role"] == "user":
             lines += [f"## Q: {message['content']}", ""]
             continue
         result = message.get("result") or {}
-        lines += [message["content"] or "_(no answer)_", ""]
+        lines += [f"_Answered by: {answer_mode_label(result.get('mode', ''), message.get('model', ''))}_", ""]
+        lines += [message["content"] or message.get("error") or "_(no answer)_", ""]
         lines += _export_sources(result.get("citations") or [])
         lines += _export_reasoning(result)
         for warning in result.get("warnings") or []:
             lines += [f"> Warning: {warning}", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def answer_mode_label(mode: str, model: str = "") -> str:
+    """'Gemini (gemini-3.8-flash)', 'Local model (llama3.2)', 'Offline (extractive)'; 'no answer' for a failure."""
+    if not mode:
+        return "no answer (the question failed)"
+    name = {"gemini": "Gemini", "local": "Local model"}.get(mode, "Offline (extractive)")
+    return f"{name} ({model})" if model and mode in ("gemini", "local") else name
 
 
 def _export_sources(citations: Sequence[dict]) -> list[str]:

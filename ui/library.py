@@ -11,17 +11,27 @@ import streamlit as st
 import wiring
 from ui import helpers as ui
 from ui import resources
+from ui.runtime import Scope
 from ui.seams import Library
 
 log = logging.getLogger("docagent.app")
 # ---- opening ---------------------------------------------------------------------------------------------------
 
-def open_library(config: wiring.Config) -> Library:
-    """The shared library; a store that cannot open stops the page with the reason."""
+def open_library(config: wiring.Config, preparing) -> Library:
+    """The shared library; a store that cannot open stops the page with the reason. On the first start the
+    `preparing` slot (in the main area) says what is being prepared, step by step, instead of an empty page."""
     try:
-        with st.spinner("Opening the library (the first start loads the embedding model)…"):
-            kb = resources.load_library(config)
+        if resources.first_start(config):
+            with preparing.status("Preparing Docagent for its first use…", expanded=True) as status:
+                status.write("Loading the embedding model (all-MiniLM-L6-v2)…")
+                resources.load_embedder(config)
+                status.write("Opening the library and starting the document reader…")
+                kb = resources.load_library(config)
+            preparing.empty()
+        else:
+            kb = resources.load_library(config)  # opened already by this process: no wait
     except (ImportError, *resources.library_errors()) as error:
+        preparing.empty()
         log.error("cannot open the library", exc_info=error)
         st.error(f"The library cannot be opened: {ui.md_text(str(error))}", icon=":material/error:")
         offer_rebuild(config, error)
@@ -62,29 +72,56 @@ def upload_widget():
 
 # ---- the document list -----------------------------------------------------------------------------------------
 
-def document_list(kb: Library) -> tuple[tuple[str, ...], int]:
-    """The library with a tick box per document (scope) and a delete button; returns (ticked ids, count)."""
+# An icon button's label is its accessible name: it names the file, but is shown to screen readers only (the
+# narrow column has room for the icon alone). Streamlit gives a keyed widget the class st-key-<key>.
+_ICON_LABELS_CSS = """<style>
+[class*="st-key-delete_"] button [data-testid="stMarkdownContainer"] {
+  position: absolute !important; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap;
+}
+</style>"""
+
+
+def document_list(kb: Library) -> tuple[Scope, int]:
+    """The library with a tick box per document (scope) and a delete button; returns (the scope, count)."""
     docs = kb.documents()
     if not docs:
         st.info("No documents yet. Drop PDF, Word, PowerPoint, Excel, CSV, text or Markdown files above.",
                 icon=":material/upload_file:")
-        return (), 0
+        return Scope(), 0
     st.caption(f"{ui.plural(len(docs), 'document')} — tick some to ask only about them")
+    st.html(_ICON_LABELS_CSS)
     ticked = []
     for rec in docs:
         left, right = st.columns([0.84, 0.16], vertical_alignment="top")
         title = rec.title if rec.title and rec.title not in (rec.file_name, Path(rec.file_name).stem) else None
         if left.checkbox(ui.md_text(rec.file_name), key=f"scope_{rec.doc_id}", help=title):
-            ticked.append(rec.doc_id)
+            ticked.append(rec)
         left.caption(ui.document_caption(rec) + (" · indexing…" if rec.status != "ready" else ""))
-        right.button("", icon=":material/delete:", key=f"delete_{rec.doc_id}", help=f"Delete {rec.file_name}",
-                     on_click=delete_document, args=(kb, rec.doc_id, rec.file_name))
+        right.button(f"Delete {ui.md_text(rec.file_name)}", icon=":material/delete:", key=f"delete_{rec.doc_id}",
+                     help=f"Delete {rec.file_name}", on_click=_set_confirm_delete, args=(rec.doc_id,))
+        if st.session_state.confirm_delete == rec.doc_id:
+            confirm_delete(kb, rec.doc_id, rec.file_name)
     clear_library_controls(kb, len(docs))
-    return tuple(ticked), len(docs)
+    return Scope(tuple(r.doc_id for r in ticked), tuple(r.file_name for r in ticked)), len(docs)
+
+
+def confirm_delete(kb: Library, doc_id: str, name: str) -> None:
+    """'Delete NAME?' with Delete and Cancel, under the document's row."""
+    st.warning(f"Delete **{ui.md_text(name)}** from the library? Answers that cite it keep their quotes.",
+               icon=":material/delete:")
+    yes, no = st.columns(2)
+    yes.button("Delete", type="primary", key=f"confirm_delete_{doc_id}", on_click=delete_document,
+               args=(kb, doc_id, name))
+    no.button("Cancel", key=f"cancel_delete_{doc_id}", on_click=_set_confirm_delete, args=(None,))
+
+
+def _set_confirm_delete(doc_id: str | None) -> None:
+    st.session_state.confirm_delete = doc_id
 
 
 def delete_document(kb: Library, doc_id: str, name: str) -> None:
-    """Button callback: remove one document; the outcome shows as a notice on the next draw."""
+    """Button callback (after the confirmation): remove one document; the outcome shows as a notice."""
+    st.session_state.confirm_delete = None
     try:
         kb.delete(doc_id)
     except resources.library_errors() as error:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 import wiring
+from ui import chats as saved
 from ui import helpers as ui
 from ui import library, queue_panel, resources
 from ui.chat import chat_page
@@ -26,6 +27,9 @@ def main(config: wiring.Config | None = None) -> None:
     init_session()
     with st.sidebar:
         page = st.radio("Page", PAGES, horizontal=True, key="page", label_visibility="collapsed")
+        st.header("Chats", anchor=False)
+        chats = saved.store(config)
+        chat_slot = st.container()  # filled after the chat page, so a chat saved in this run is listed
         st.header("Library", anchor=False)
         uploads = library.upload_widget()
         queue_box = st.container()  # the server's ingestion queue: every tab sees it, redrawn on its own
@@ -33,8 +37,9 @@ def main(config: wiring.Config | None = None) -> None:
         settings = settings_panel(config)
     header(settings, config)
     read_only_slot = st.empty()
+    preparing = st.empty()  # the first start's steps (loading the embedding model, ...)
     with library_box:
-        kb = library.open_library(config)
+        kb = library.open_library(config, preparing)
         queue = resources.load_queue(config)
         queue_panel.enqueue_uploads(queue, uploads)  # written to disk, then the uploader is emptied (reruns when any)
         library.show_notice()
@@ -47,5 +52,8 @@ def main(config: wiring.Config | None = None) -> None:
     if page == "Evaluate":
         evaluate_page(kb, queue, config, settings)
     else:
-        chat_page(kb, queue, config, settings, scope, count)
+        saved.load_messages(chats)
+        chat_page(kb, queue, config, settings, scope, count, chats)
+    with chat_slot:
+        saved.chat_list(chats)
     resources.offline_engine(config)  # imports LangGraph once the page is up, so the first question does not wait

@@ -20,10 +20,8 @@ STAGE_WORDS = {"reading": "reading", "ocr": "reading (OCR)", "chunking": "splitt
 
 
 def time_left(seconds: float | None) -> str:
-    """'about 12 s left', or '' when there is no estimate (never 'about 0.0 s left')."""
-    if seconds is None or seconds < 1.0:
-        return ""
-    return f"about {ui.format_seconds(seconds)} left"
+    """ui.helpers.time_left, or '' while there is no estimate yet."""
+    return "" if seconds is None else ui.time_left(seconds)
 
 
 def item_line(item: QueueItem, position: int = 0) -> tuple[str, str]:
@@ -35,8 +33,9 @@ def item_line(item: QueueItem, position: int = 0) -> tuple[str, str]:
     name = f"**{ui.md_text(item.name)}**"
     if item.state == "queued":
         waiting = "next in the queue" if position <= 1 else f"queued ({_ordinal(position)} in line)"
-        left = time_left(item.seconds_left)
-        return item.state, f"{name} — {waiting}" + (f" · done in {left.removesuffix(' left')}" if left else "")
+        left = item.seconds_left
+        done_in = f" · done in about {ui.format_seconds(left)}" if left is not None and left >= 1 else ""
+        return item.state, f"{name} — {waiting}{done_in}"
     if item.state == "indexing":
         stage = STAGE_WORDS.get(item.stage, item.stage or "starting")
         if item.stage == "embedding" and item.total:

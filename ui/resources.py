@@ -18,6 +18,8 @@ import wiring
 from ui import runtime as rt
 from ui.seams import Engine, Library, Uploads
 
+_OPENED: set[tuple] = set()  # shared_key of every library this process has opened (the first start is slower)
+
 
 def shared_key(config: wiring.Config) -> tuple:
     """What tells the shared objects apart: data dir, model dir, fake embedder, the CHROMA_* settings. Never a key:
@@ -61,6 +63,7 @@ def _library(key: tuple, _config: wiring.Config) -> Library:
     kb = wiring.open_knowledge_base(config.data_dir, embedder=load_embedder(config), environ=config.chroma,
                                     rebuild=rebuild)
     rebuild_requests().discard(str(config.data_dir))
+    _OPENED.add(key)
     return kb
 
 
@@ -73,6 +76,11 @@ def load_queue(config: wiring.Config) -> Uploads:
 @st.cache_resource(show_spinner=False)
 def _queue(key: tuple, _config: wiring.Config) -> Uploads:
     return wiring.open_ingest_queue(_config.data_dir, load_library(_config))
+
+
+def first_start(config: wiring.Config) -> bool:
+    """True until this process has opened the library once (the embedding model is loaded then)."""
+    return shared_key(config) not in _OPENED
 
 
 def offline_engine(config: wiring.Config) -> Engine:

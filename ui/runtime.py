@@ -45,6 +45,10 @@ class Settings:
             return "local" if self.local_base_url and self.local_model else "offline"
         return "gemini" if self.api_key else "offline"
 
+    def model_name(self) -> str:
+        """The model that answers in this mode ('' offline)."""
+        return {"gemini": self.model, "local": self.local_model}.get(self.mode, "")
+
     def mode_label(self) -> str:
         """'Gemini · gemini-3.8-flash', 'Local · llama3.2 @ 127.0.0.1:11434' or 'Offline (extractive)'."""
         if self.mode == "local":
@@ -52,6 +56,22 @@ class Settings:
 
             return f"Local · {self.local_model} @ {host_of(self.local_base_url)}"
         return f"Gemini · {self.model}" if self.mode == "gemini" else "Offline (extractive)"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The documents ticked in the library: the next question is asked about these only (none: about all)."""
+
+    doc_ids: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+
+    def label(self) -> str:
+        """'a.pdf', 'a.pdf and b.docx', 'a.pdf, b.docx and 3 more'."""
+        if len(self.names) <= 2:
+            return " and ".join(self.names)
+        if len(self.names) == 3:
+            return f"{self.names[0]}, {self.names[1]} and {self.names[2]}"
+        return f"{self.names[0]}, {self.names[1]} and {len(self.names) - 2} more"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,9 @@ DEFAULTS = {
     "uploader_key": int,  # bumped to empty the upload box after a batch
     "confirm_clear": bool,  # "Clear library" is waiting for its confirmation
     "notice": lambda: None,  # (kind, text) of the last delete or clear, shown once
+    "confirm_delete": lambda: None,  # the document whose Delete waits for its confirmation
+    "chat_id": lambda: None,  # the open saved chat (None: a new one, saved from its first question)
+    "confirm_chat_delete": lambda: None,  # the chat whose Delete waits for its confirmation
 }
 
 

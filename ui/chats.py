@@ -1,0 +1,150 @@
+"""The saved chats: the sidebar's list (switch, new, rename, delete), and loading and saving the open chat's
+messages through ui.conversations (one SQLite file in the data directory, shared by every tab).
+
+A chat is saved from its first question on (an empty "New chat" is not stored). The open chat's messages are read
+from the file on every run, so another tab's answer, a reload or a server restart shows the same chat.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+import wiring
+from ui import helpers as ui
+from ui.conversations import ConversationError, ConversationStore
+
+log = logging.getLogger("docagent.app")
+LISTED = 30  # chats listed in the sidebar, the most recent first
+
+
+@st.cache_resource(show_spinner=False)
+def _store(path: str) -> ConversationStore:
+    return ConversationStore(path)
+
+
+def store(config: wiring.Config) -> ConversationStore | None:
+    """The shared conversation store; None (with the reason shown) when its file cannot be used."""
+    try:
+        return _store(str(config.conversations))
+    except ConversationError as error:
+        log.error("saved conversations unavailable: %s", error)
+        st.warning(f"Chats are not saved: {ui.md_text(str(error))}", icon=":material/warning:")
+        return None
+
+
+def load_messages(chats: ConversationStore | None) -> None:
+    """The open chat's messages into the tab's state (answers rebuilt whole from their records). A new tab or a
+    reload opens the chat its address names (?chat=ID), so a reload shows the same chat."""
+    if not st.session_state.get("chat_from_url") and chats is not None:
+        st.session_state.chat_from_url = True
+        wanted = st.query_params.get("chat")
+        if wanted and chats.exists(wanted):
+            st.session_state.chat_id = wanted
+    chat_id = st.session_state.chat_id
+    if chats is None or chat_id is None:
+        return
+    try:
+        saved = chats.messages(chat_id)
+    except ConversationError as error:
+        st.warning(ui.md_text(str(error)), icon=":material/warning:")
+        return
+    if not saved and not chats.exists(chat_id):  # deleted in another tab
+        st.session_state.chat_id = None
+        st.query_params.pop("chat", None)
+    st.session_state.messages = [restored(m) for m in saved]
+
+
+def restored(message: dict) -> dict:
+    """A saved message as the page draws it: an answer's record becomes an AnswerResult again."""
+    if message.get("role") != "assistant" or not message.get("result"):
+        return message
+    from agentic_rag import answer_from_record
+
+    return {**message, "answer": answer_from_record(message["result"])}
+
+
+def save(chats: ConversationStore | None, message: dict) -> None:
+    """Append one message to the open chat (made on the first question); a failure is shown, the chat goes on."""
+    if chats is None:
+        return
+    stored = {k: v for k, v in message.items() if k != "answer"}  # the record holds the answer whole
+    try:
+        if st.session_state.chat_id is None:
+            st.session_state.chat_id = chats.create()
+            st.query_params["chat"] = st.session_state.chat_id
+        chats.append(st.session_state.chat_id, stored)
+    except ConversationError as error:
+        log.error("could not save a message: %s", error)
+        st.warning(f"This answer is shown but not saved: {ui.md_text(str(error))}", icon=":material/warning:")
+
+
+def chat_list(chats: ConversationStore | None) -> None:
+    """New chat, the saved chats (the open one highlighted), and the open chat's rename and delete."""
+    st.button("New chat", icon=":material/add_comment:", key="new_chat", on_click=open_chat, args=(None,),
+              width="stretch")
+    if chats is None:
+        return
+    try:
+        listed = chats.chats()[:LISTED]
+    except ConversationError as error:
+        st.warning(ui.md_text(str(error)), icon=":material/warning:")
+        return
+    for chat in listed:
+        current = chat.id == st.session_state.chat_id
+        st.button(ui.md_text(chat.title), key=f"chat_{chat.id}", type="primary" if current else "tertiary",
+                  on_click=open_chat, args=(chat.id,), width="stretch", icon=":material/chat:",
+                  help=f"{ui.plural(chat.messages, 'message')}")
+    if st.session_state.chat_id is not None and any(c.id == st.session_state.chat_id for c in listed):
+        chat_options(chats, st.session_state.chat_id)
+
+
+def chat_options(chats: ConversationStore, chat_id: str) -> None:
+    """Rename the open chat, or delete it after a confirmation (both in one menu, which stays open meanwhile)."""
+    with st.popover("Rename or delete this chat", icon=":material/edit:", width="stretch"):
+        title = st.text_input("Chat title", value=chats.title(chat_id), key=f"title_{chat_id}", max_chars=80)
+        st.button("Rename", key="chat_rename", on_click=rename_chat, args=(chats, chat_id), disabled=not title.strip())
+        if st.session_state.get("confirm_chat_delete") != chat_id:
+            st.button("Delete this chat", icon=":material/delete:", key="chat_delete", on_click=_confirm_delete,
+                      args=(chat_id,))
+            return
+        st.warning("Delete this chat and its answers? This cannot be undone.")
+        yes, no = st.columns(2)
+        yes.button("Delete chat", type="primary", key="chat_delete_yes", on_click=delete_chat, args=(chats, chat_id))
+        no.button("Cancel", key="chat_delete_no", on_click=_confirm_delete, args=(None,))
+
+
+def open_chat(chat_id: str | None) -> None:
+    """Button callback: show another chat (None: a new, empty one)."""
+    st.session_state.chat_id = chat_id
+    st.session_state.messages = []
+    st.session_state.confirm_chat_delete = None
+    if chat_id is None:
+        st.query_params.pop("chat", None)
+    else:
+        st.query_params["chat"] = chat_id
+
+
+def rename_chat(chats: ConversationStore, chat_id: str) -> None:
+    """Button callback: the title typed in the box (read now: the box may have changed since it was drawn)."""
+    title = st.session_state.get(f"title_{chat_id}", "")
+    try:
+        chats.rename(chat_id, title)
+        st.session_state.notice = ("success", f"Chat renamed to “{title.strip()}”.")
+    except (ValueError, ConversationError) as error:
+        st.session_state.notice = ("error", str(error))
+
+
+def _confirm_delete(chat_id: str | None) -> None:
+    st.session_state.confirm_chat_delete = chat_id
+
+
+def delete_chat(chats: ConversationStore, chat_id: str) -> None:
+    try:
+        chats.delete(chat_id)
+    except ConversationError as error:
+        st.session_state.notice = ("error", str(error))
+        return
+    open_chat(None)
+    st.session_state.notice = ("success", "Chat deleted.")
