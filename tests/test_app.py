@@ -601,6 +601,9 @@ def test_the_chat_answers_while_a_file_is_indexing_and_says_which_one(app, monke
     assert [c.label for c in at.sidebar.checkbox] == ["orbit.txt", "zephyr.txt"]
     assistant = [m for m in at.chat_message if m.name == "assistant"][0]
     assert "was still being indexed" in " ".join(plain(c.value) for c in assistant.caption)  # kept with it
+    fresh = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run()  # a reload: saved with the chat
+    fresh = next(b for b in fresh.sidebar.button if b.label.startswith("How much did Zephyr")).click().run()
+    assert "orbit.txt was still being indexed" in " ".join(plain(c.value) for c in fresh.chat_message[1].caption)
 
 
 # ---- saved chats ---------------------------------------------------------------------------------------------
