@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import os
 import threading
 import time
 import uuid
@@ -36,15 +35,18 @@ from typing import Protocol
 
 from advanced_retrieval.ingest_eta import FileEstimate, Throughput
 from advanced_retrieval.knowledge_base import IngestResult, Progress, shown_name
-from advanced_retrieval.queue_files import CANCELLED, INDEXING, QUEUED, QueueFiles, QueueItem
-
-try:
-    import fcntl
-except ImportError:  # Windows: one queue per data directory is then the user's to keep
-    fcntl = None
+from advanced_retrieval.queue_files import (
+    CANCELLED,
+    INDEXING,
+    QUEUED,
+    QueueFiles,
+    QueueItem,
+    claim_worker,
+    damage,
+    release_worker,
+)
 
 log = logging.getLogger(__name__)
-_LOCK_NAME = "worker.lock"
 
 
 class Ingester(Protocol):
@@ -102,7 +104,7 @@ class IngestQueue:
         self._stopping = False
         self._throughput = Throughput()
         self._thread: threading.Thread | None = None
-        self._lock_fd, self.busy_reason = _claim(Path(directory) / _LOCK_NAME)
+        self._lock_fd, self.busy_reason = claim_worker(Path(directory))
         if not self.busy_reason:
             self._resume(self._files.load())
         if start:
@@ -230,7 +232,7 @@ class IngestQueue:
             if thread.is_alive():
                 log.warning("the ingestion worker did not stop within %.0f s", timeout)
                 return False
-        _release(self._lock_fd)
+        release_worker(self._lock_fd)
         self._lock_fd = None
         return True
 
@@ -258,13 +260,13 @@ class IngestQueue:
     def _index(self, item: QueueItem) -> None:
         path = self._files.upload_path(item.entry_id)
         try:
-            damage = _damage(path, item)
-            result = damage or self._kb.ingest_file(path, name=item.name, progress=self._progress(item.entry_id))
+            damaged = damage(path, item)
+            result = damaged or self._kb.ingest_file(path, name=item.name, progress=self._progress(item.entry_id))
         except Interrupted:
             with self._cond:
-                cancelled = item.entry_id in self._cancel
+                cancelled, stage = item.entry_id in self._cancel, self._items[item.entry_id].stage
             if cancelled:
-                self._finish(item, None, note=f"cancelled while {item.stage or 'reading'}; nothing of it was indexed")
+                self._finish(item, None, note=f"cancelled while {stage or 'reading'}; nothing of it was indexed")
             else:
                 self._requeue(item)
             return
@@ -364,36 +366,3 @@ class IngestQueue:
                     self._files.remove(item.entry_id)
                 except OSError as exc:  # listed again after a restart, then pruned; nothing else depends on it
                     log.error("ingestion queue: could not remove the finished entry %s: %s", item.name, exc)
-
-
-def _damage(path: Path, item: QueueItem) -> IngestResult | None:
-    """A failed result when the saved bytes are not the upload's any more (damaged on disk); else None."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:  # OSError (the bytes are gone) propagates: recorded as this file's failure
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    if h.hexdigest() == item.sha256:
-        return None
-    return IngestResult(item.name, "failed", kind="io", reason="the saved upload was damaged on disk "
-                        f"({os.path.getsize(path)} of {item.size} bytes, contents changed); upload it again")
-
-
-def _claim(path: Path) -> tuple[int | None, str]:
-    """(descriptor holding the queue's flock, '') or (None, why not): one worker per queue directory."""
-    if fcntl is None:
-        return None, ""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another queue"
-        os.close(fd)
-        return None, f"another program ({holder}) indexes the uploads of this data directory"
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
-    return fd, ""
-
-
-def _release(fd: int | None) -> None:
-    if fd is not None:
-        os.close(fd)  # closing the descriptor drops the flock

@@ -1,7 +1,8 @@
 """The ingestion queue on disk: each upload's bytes and a small JSON manifest, written so a crash leaves no half entry.
 
 Layout of the queue directory: `<entry_id>.upload` (the bytes as uploaded), `<entry_id>.json` (the manifest:
-name, size, sha256, time queued, state, attempts and, once finished, the result), `tmp/` (files being written).
+name, size, sha256, time queued, state, attempts and, once finished, the result), `tmp/` (files being written),
+`worker.lock` (held by the one process whose worker indexes this queue).
 Each file is written to tmp/, flushed with fsync and renamed into place, then the directory is fsynced: a rename
 is atomic, so a reader sees the whole file or none of it. The manifest is written after the bytes and is the
 commit point: an entry exists once its manifest does, and bytes without a manifest are what a crash during an
@@ -11,11 +12,17 @@ upload left (removed at open, with a log line).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
 import os
 import uuid
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: one queue per data directory is then the user's to keep
+    fcntl = None
 
 from advanced_retrieval.knowledge_base import IngestResult
 
@@ -24,7 +31,7 @@ log = logging.getLogger(__name__)
 QUEUED, INDEXING, CANCELLED = "queued", "indexing", "cancelled"
 FINISHED = frozenset({"indexed", "duplicate", "replaced", "failed", CANCELLED})
 STATES = frozenset({QUEUED, INDEXING}) | FINISHED
-_UPLOAD, _MANIFEST, _TMP = ".upload", ".json", "tmp"
+_UPLOAD, _MANIFEST, _TMP, _WORKER_LOCK = ".upload", ".json", "tmp", "worker.lock"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,3 +171,37 @@ def _fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def damage(path: Path, item: QueueItem) -> IngestResult | None:
+    """A failed result when the saved bytes are not the upload's any more (damaged on disk); else None."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:  # OSError (the bytes are gone) propagates: recorded as this file's failure
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if h.hexdigest() == item.sha256:
+        return None
+    return IngestResult(item.name, "failed", kind="io", reason="the saved upload was damaged on disk "
+                        f"({os.path.getsize(path)} of {item.size} bytes, contents changed); upload it again")
+
+
+def claim_worker(directory: Path) -> tuple[int | None, str]:
+    """(descriptor holding the queue's flock, '') or (None, why not): one worker per queue directory, in this
+    process or any other (a flock is per open file, so a second queue in the same process is refused too)."""
+    if fcntl is None:
+        return None, ""
+    fd = os.open(Path(directory) / _WORKER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another queue"
+        os.close(fd)
+        return None, f"another program ({holder}) indexes the uploads of this data directory"
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+    return fd, ""
+
+
+def release_worker(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)  # closing the descriptor drops the flock
