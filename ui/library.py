@@ -81,9 +81,13 @@ _ICON_LABELS_CSS = """<style>
 </style>"""
 
 
-def document_list(kb: Library) -> tuple[Scope, int]:
-    """The library with a tick box per document (scope) and a delete button; returns (the scope, count)."""
+def document_list(kb: Library, indexing: bool = False) -> tuple[Scope, int]:
+    """The library with a tick box per document (scope) and a delete button; returns (the scope, count).
+    `indexing`: the ingestion queue has files to do (an empty library then says they are coming)."""
     docs = kb.documents()
+    if not docs and indexing:
+        st.caption("No documents yet: each one appears here as soon as it is indexed.")
+        return Scope(), 0
     if not docs:
         st.info("No documents yet. Drop PDF, Word, PowerPoint, Excel, CSV, text or Markdown files above.",
                 icon=":material/upload_file:")
