@@ -11,7 +11,7 @@ export ANONYMIZED_TELEMETRY := False
 .PHONY: run test install install-dev browser ocr lint bench-quick
 
 run: $(VENV)/.app-installed ocr
-	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port $${PORT:-8501}
+	$(PY) -m ui.serve --server.address 127.0.0.1 --server.port $${PORT:-8501}
 
 test: $(VENV)/.dev-installed browser ocr
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -63,13 +63,14 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 @contextlib.contextmanager
 def streamlit_app(env: dict, log: Path):
-    """`streamlit run app.py` on a free 127.0.0.1 port, exactly as `make run` starts it; yields its URL once it
+    """The app (`python -m ui.serve`: `streamlit run app.py` with the library opened at start) on a free
+    127.0.0.1 port, exactly as `make run` starts it; yields its URL once it
     answers, and stops it (killed if it will not stop) afterwards."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.port", str(port),
+            [sys.executable, "-m", "ui.serve", "--server.port", str(port),
              "--server.address", "127.0.0.1", "--server.headless", "true"],
             cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -175,4 +176,21 @@ def test_a_server_restart_mid_queue_resumes_it(chromium, tmp_path):
         in_library(page, "one.txt", "two.txt", "three.txt")
         page.close()
     assert entries(data) == {"one.txt": ("indexed", 2), "two.txt": ("indexed", 1), "three.txt": ("indexed", 1)}
+    assert "Traceback" not in log.read_text()
+
+
+def test_a_restarted_server_resumes_the_queue_before_any_tab_opens(chromium, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    with streamlit_app(server_env(data), tmp_path / "first.log") as url:
+        page = open_page(chromium, url)
+        upload(page, files(tmp_path, four=long_text("four"), five=long_text("five")))
+        embedding(page, "four.txt")
+        page.close()
+    log = tmp_path / "second.log"
+    with streamlit_app(server_env(data), log):  # no page is opened: the server itself takes the queue up again
+        deadline = time.monotonic() + STEP_MS / 1000 * 4
+        while time.monotonic() < deadline and any(state != "indexed" for state, _ in entries(data).values()):
+            time.sleep(0.2)
+        assert entries(data) == {"four.txt": ("indexed", 2), "five.txt": ("indexed", 1)}
     assert "Traceback" not in log.read_text()
