@@ -69,8 +69,7 @@ def _library(key: tuple, _config: wiring.Config) -> Library:
 
 def load_queue(config: wiring.Config) -> Uploads:
     """The server's ingestion queue over the shared library: built as the server starts (ui/serve.py) or on the
-    first page load, when
-    it resumes what the previous run left queued."""
+    first page load, when it resumes what the previous run left queued."""
     return _queue(shared_key(config), config)
 
 
