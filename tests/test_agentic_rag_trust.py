@@ -6,6 +6,8 @@ its prompts; tests/test_gemini_client.py replays the same kinds of output throug
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_agentic_rag import FakeRetriever, _is_refusal_estimate, gemini_agent, make_chunk, plan_json, verify_json
 
@@ -308,3 +310,15 @@ def test_an_answer_to_how_many_must_state_a_figure(answer, capped):
     from agentic_rag.review import _states_no_count
 
     assert _states_no_count("How many layers does the Transformer encoder have?", split_claims(answer)) is capped
+
+
+def test_sources_are_numbered_in_the_order_the_answer_shows_them(filing):
+    # the model cites its second passage first: the reader sees [1] then [2], and Sources lists exactly those two
+    script = [plan_json(Q, subs=[Q, "residual networks optimize"]),
+              "Residual nets are easier to optimize [P2]. EBITDA was 2,117 [P1]. It was 2,117 [P1, P2].",
+              verify_json([("supported", 2), ("supported", 1), ("supported", 1)])]
+    agent, _ = gemini_agent(filing, script)
+    result = agent.ask(Q)
+    shown = [int(n) for n in re.findall(r"\[(\d+)\]", result.answer)]
+    assert shown[:2] == [1, 2] and set(shown) == {c.n for c in result.citations}
+    assert [(c.n, c.file) for c in result.citations] == [(1, "resnet.pdf"), (2, "10k.pdf")]
