@@ -26,9 +26,11 @@ def lost_reason(store, originals: Originals, keyword_index) -> str:
     """Why the store looks like it lost its data ('' when it does not).
 
     A store never written has generation 0; clearing the library moves the generation on. So generation 0 with
-    kept originals, or a saved keyword index that held chunks, means the store forgot what it held.
+    kept originals, or a saved keyword index that held chunks, means the store forgot what it held, unless the
+    store still holds a record: a first write killed after saving the keyword index and the original but before
+    its commit leaves its "indexing" record, which recovery sweeps (that is a crash, not a loss).
     """
-    if store.generation() != 0:
+    if store.generation() != 0 or store.holds_records():
         return ""
     kept = originals.count()
     manifest = keyword_index.saved_manifest() or {}

@@ -231,3 +231,26 @@ def test_one_name_uploaded_by_two_programs_at_once_keeps_the_later_upload(chroma
     fresh = kb_on(server_client(chroma_server, tmp_path / "c"), tmp_path / "c", HashingEmbedder())
     assert store_repairs(fresh) == []
     assert [d.doc_id for d in fresh.documents()] == [late.doc_id] and fresh.check()["consistent"]
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs, not even the rollback (patched out below)."""
+
+
+def test_a_first_write_killed_just_before_its_commit_is_a_crash_not_a_lost_library(tmp_path, monkeypatch):
+    # the keyword index and the kept original are saved, the store's record is still "indexing", generation 0:
+    # opening again must sweep it and go on, not call the library damaged (seen once in the SIGKILL sweep)
+    data = tmp_path / "data"
+    embedder = HashingEmbedder()
+    kb = kb_on(make_client(data / "chroma"), data, embedder)
+    monkeypatch.setattr(type(kb.store), "commit_document", lambda *a, **k: (_ for _ in ()).throw(_Killed()))
+    monkeypatch.setattr(KnowledgeBase, "_roll_back", lambda *a, **k: None)
+    with pytest.raises(_Killed):
+        kb.ingest_bytes(text(6, "alpha"), "alpha.txt")
+    monkeypatch.undo()
+    assert kb.keyword_index.saved_manifest()["count"] > 0 and kb.originals.count() == 1
+    kb.close()
+    again = kb_on(make_client(data / "chroma"), data, embedder)  # raised LibraryDamaged before
+    assert again.documents() == [] and again.keyword_index.saved_manifest()["count"] == 0
+    assert again.ingest_bytes(text(6, "alpha"), "alpha.txt").status == "indexed"
+    assert [d.file_name for d in again.documents()] == ["alpha.txt"]

@@ -252,6 +252,12 @@ class VectorStore:
         return [r for r in self._records() if r.status == READY]
 
     @guarded
+    def holds_records(self) -> bool:
+        """True when the store holds any document record, ready or still "indexing": a first write cut short
+        (killed before its commit) leaves one, a store that lost its data holds none."""
+        return bool(self._records())
+
+    @guarded
     def documents(self) -> list[DocumentRecord]:
         """Ready documents, sorted by file name (then by when they were added)."""
         return sorted(self._ready(), key=lambda r: (r.file_name.lower(), r.file_name, r.added_at))
