@@ -8,8 +8,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from advanced_retrieval.expansion import expansion_query
 from advanced_retrieval.fusion import KEYWORD_WEIGHT, RRF_K, QueryPlan, plan_query, reciprocal_rank_fusion
-from advanced_retrieval.types import STRATEGIES, Filters, Hit
+from advanced_retrieval.types import STRATEGIES, Filters, Hit, page_key
 from document_processor import Chunk
 
 
@@ -37,13 +38,15 @@ class HybridRetriever:
         candidates: chunks each retriever proposes before fusion.
         rrf_k: the RRF constant.
         keyword_weight: BM25's fusion weight when the query holds exact terms (see fusion.plan_query).
+        expand: add the vocabulary's document words to the BM25 query (advanced_retrieval.expansion).
+        one_per_page: at most one hit per page (or slide); the page's other chunks ride on it as `page_chunks`.
 
     Raises:
         ValueError: candidates < 1, rrf_k < 0 or keyword_weight <= 0.
     """
 
     def __init__(self, store, bm25, embedder, *, candidates: int = 30, rrf_k: int = RRF_K,
-                 keyword_weight: float = KEYWORD_WEIGHT):
+                 keyword_weight: float = KEYWORD_WEIGHT, expand: bool = True, one_per_page: bool = True):
         if candidates < 1 or rrf_k < 0 or keyword_weight <= 0:
             raise ValueError(f"need candidates >= 1, rrf_k >= 0 and keyword_weight > 0; got {candidates}, "
                              f"{rrf_k}, {keyword_weight}")
@@ -53,6 +56,8 @@ class HybridRetriever:
         self.candidates = candidates
         self.rrf_k = rrf_k
         self.keyword_weight = keyword_weight
+        self.expand = expand
+        self.one_per_page = one_per_page
         self._executor: ThreadPoolExecutor | None = None  # made on first hybrid query
         self._worker_lock = threading.Lock()
 
@@ -95,11 +100,21 @@ class HybridRetriever:
         index = self._bm25.current(self._store)
         found, chunks = self._candidates(plan, query, k, filters, index)
         cosine = {c.id: s for c, s in found.vector}
-        bm25 = dict(found.bm25)
-        if found.vector:  # cheap: one sparse product over the query's tokens
-            bm25.update({cid: s for cid, s in index.score(query, cosine).items() if cid not in bm25})
+        # The user's own words' BM25 score (no expansion) for every candidate: one sparse product over its tokens.
+        bm25 = index.score(query, [*(cid for cid, _ in found.bm25), *cosine])
         ranked = self._rank(plan, found, chunks)
+        hits = self._first_k(ranked, chunks, k, filters, plan.strategy, cosine, bm25)
+        if found.query_vector is not None and any(h.vector_score is None for h in hits):
+            hits = self._with_stored_cosine(hits, found.query_vector)
+        return hits
+
+    def _first_k(self, ranked: list[tuple[str, float]], chunks: dict[str, Chunk], k: int, filters: Filters | None,
+                 strategy: str, cosine: dict[str, float], bm25: dict[str, float]) -> list[Hit]:
+        """The first k hits of the ranking, one per page when `one_per_page` (a page's later chunks are attached
+        to its hit as page_chunks); chunks deleted since the BM25 index was read or outside the filters skipped."""
         hits: list[Hit] = []
+        pages: dict[tuple, int] = {}
+        mates: dict[int, list[Chunk]] = {}
         pos = 0
         while len(hits) < k and pos < len(ranked):
             window = ranked[pos:pos + k - len(hits)]
@@ -108,12 +123,19 @@ class HybridRetriever:
             for cid, score in window:
                 chunk = chunks.get(cid)
                 if chunk is None or (filters is not None and not filters.allows(chunk)):
-                    continue  # deleted since the BM25 index was read, or outside the filters
+                    continue
+                key = page_key(chunk) if self.one_per_page else (cid,)
+                if key in pages:
+                    mates.setdefault(pages[key], []).append(chunk)
+                    continue
+                pages[key] = len(hits)
                 hits.append(Hit(chunk=chunk, score=score, rank=len(hits) + 1, vector_score=cosine.get(cid),
-                                bm25_score=bm25.get(cid), strategy=plan.strategy))
-        if found.query_vector is not None and any(h.vector_score is None for h in hits):
-            hits = self._with_stored_cosine(hits, found.query_vector)
-        return hits
+                                bm25_score=bm25.get(cid), strategy=strategy))
+        for cid, _ in ranked[pos:]:  # later candidates already fetched still join their page (no store read)
+            chunk = chunks.get(cid)
+            if chunk is not None and self.one_per_page and page_key(chunk) in pages:
+                mates.setdefault(pages[page_key(chunk)], []).append(chunk)
+        return [replace(h, page_chunks=tuple(mates[i])) if i in mates else h for i, h in enumerate(hits)]
 
     def _with_stored_cosine(self, hits: list[Hit], query_vector: np.ndarray) -> list[Hit]:
         """BM25-only hits get their cosine from the stored vectors (unit length, as the query's)."""
@@ -130,7 +152,9 @@ class HybridRetriever:
         quoted phrases a BM25-only chunk can only reach the fused top k from there, as RRF keeps BM25's order
         among them; anything else still missing is fetched afterwards.
         """
-        bm25 = index.search(query, self.candidates, filters) if plan.strategy in ("bm25", "hybrid") else []
+        expansion = expansion_query(query) if self.expand else ""
+        bm25 = (index.search(query, self.candidates, filters, expansion=expansion)
+                if plan.strategy in ("bm25", "hybrid") else [])
         prefetch = None
         if plan.strategy == "hybrid" and bm25:
             prefetch = self._worker().submit(self._store.get_chunks, [cid for cid, _ in bm25[:k]])
