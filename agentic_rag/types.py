@@ -90,6 +90,7 @@ class Plan:
 
     analysis: Analysis
     sub_questions: tuple[str, ...] = ()
+    search_queries: tuple[str, ...] = ()  # the question in the documents' words (model plans only)
 
 
 @dataclass(frozen=True)
