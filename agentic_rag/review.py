@@ -59,7 +59,8 @@ def synthesize(state: AgentState, run: Run) -> dict:
         overhead = estimate_tokens(ANSWER_SYSTEM + analysis.standalone + " ".join(subs) + table)
         previous = state.get("blocks", ())
         blocks = build_context(state.get("sub_hits", ()),
-                               run.budgets.context_tokens - overhead - PROMPT_OVERHEAD_TOKENS, previous)
+                               run.budgets.context_tokens - overhead - PROMPT_OVERHEAD_TOKENS, previous,
+                               run.budgets.region_tokens)
         every = merge_blocks(previous, blocks)
         # A revision is not streamed: the reader keeps the first answer until the checked one replaces it.
         stream = DisplayStream(run.on_token, {b.n for b in every}) if run.on_token and not revising else None

@@ -1,0 +1,59 @@
+"""The synthesis context by page: a passage grows into its page's other found chunks within a token budget."""
+
+from __future__ import annotations
+
+import pytest
+
+from advanced_retrieval import Hit
+from agentic_rag import Budgets
+from agentic_rag.context import build_context, page_region
+from agentic_rag.text import estimate_tokens
+from document_processor import Chunk, Location, chunk_id
+
+
+def chunk(text: str, page: int, ordinal: int, doc: str = "filing") -> Chunk:
+    loc = Location(page=page)
+    return Chunk(chunk_id(doc, loc, ordinal, text), doc, f"{doc}.pdf", "pdf", text, loc, ("Cash flows",), ordinal)
+
+
+HEADER = chunk("Consolidated Statements of Cash Flows (in millions) | 2023 | 2022", 48, 10)
+ROWS = chunk("Net cash provided by operating activities | 812 | 790", 48, 11)
+MORE = chunk("Purchases of property and equipment | (215) | (198)", 48, 12)
+FAR = chunk("Supplemental disclosures " + "word " * 400, 48, 13)
+
+
+def test_a_hit_grows_into_its_page_in_reading_order():
+    hit = Hit(ROWS, 0.9, 1, page_chunks=(MORE, HEADER))
+    grown, ids = page_region(hit, 700)
+    assert grown.chunk.text == "\n\n".join(c.text for c in (HEADER, ROWS, MORE))
+    assert ids == {HEADER.id, ROWS.id, MORE.id}
+    assert grown.chunk.id == ROWS.id and grown.chunk.location == ROWS.location  # still cites the page it found
+
+
+def test_the_region_stays_within_its_budget_nearest_chunks_first():
+    hit = Hit(ROWS, 0.9, 1, page_chunks=(FAR, MORE, HEADER))
+    grown, ids = page_region(hit, 100)
+    assert FAR.id not in ids and estimate_tokens(grown.chunk.text) <= 100
+    assert page_region(hit, 0) == (hit, {ROWS.id})
+    lone = Hit(ROWS, 0.9, 1)
+    assert page_region(lone, 700) == (lone, {ROWS.id})
+
+
+def test_a_chunk_shown_in_a_region_is_not_repeated_as_its_own_passage():
+    first = Hit(ROWS, 0.9, 1, page_chunks=(HEADER,))
+    blocks = build_context([("fcf", (first,)), ("capex", (Hit(HEADER, 0.5, 1),))], 10_000, region_tokens=700)
+    assert len(blocks) == 1 and HEADER.text in blocks[0].chunk.text and ROWS.text in blocks[0].chunk.text
+
+
+def test_without_room_for_the_region_the_found_chunk_still_gets_in():
+    other = Hit(chunk("Revenue was 5,000 " + "x " * 200, 3, 1), 1.0, 1)
+    hit = Hit(ROWS, 0.9, 2, page_chunks=(FAR,))
+    room = estimate_tokens(other.chunk.text) + estimate_tokens(ROWS.text) + 40
+    blocks = build_context([("q", (other, hit))], room, region_tokens=1000)
+    assert len(blocks) == 2 and blocks[1].chunk.text == ROWS.text
+
+
+def test_region_budget_is_validated():
+    with pytest.raises(ValueError, match="region_tokens"):
+        Budgets(region_tokens=-1)
+    assert Budgets(region_tokens=0).region_tokens == 0
