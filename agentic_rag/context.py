@@ -55,12 +55,14 @@ def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int
                 if query not in entry[1]:
                     entry[1].append(query)
     known = {b.chunk.id: b.n for b in previous}
-    shown: set[str] = set()  # chunks already in some block's region: not repeated as a passage of their own
+    shown: dict[str, int] = {}  # chunk id -> index of the block whose region holds it (never repeated)
     next_n = max(known.values(), default=0) + 1
     blocks: list[ContextBlock] = []
     used = 0
     for chunk_id, (hit, queries) in order.items():
-        if chunk_id in shown:
+        if chunk_id in shown:  # already in an earlier block's region: that block answers these queries too
+            i = shown[chunk_id]
+            blocks[i] = replace(blocks[i], queries=tuple(dict.fromkeys((*blocks[i].queries, *queries))))
             continue
         n = known.get(chunk_id, next_n)
         grown, ids = page_region(hit, region_tokens)
@@ -78,8 +80,8 @@ def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int
             cost = max_tokens - used
         if n == next_n:
             next_n += 1
+        shown.update(dict.fromkeys(ids, len(blocks)))
         blocks.append(block)
-        shown.update(ids)
         used += cost
     return tuple(sorted(blocks, key=lambda b: b.n))
 

@@ -42,8 +42,10 @@ from vector_db import OnnxEmbedder
 STRATEGIES = ("vector", "bm25", "hybrid", "auto")
 DEPTH = 10
 BENCH = DATA / "bench"
-CONFIGS = {"main": {"expand": False, "one_per_page": False}, "vocabulary": {"expand": True, "one_per_page": False},
-           "one_per_page": {"expand": False, "one_per_page": True}, "new": {"expand": True, "one_per_page": True}}
+PIECES = ("expand", "one_per_page", "route")
+CONFIGS = {"main": dict.fromkeys(PIECES, False),
+           **{f"+{piece}": {p: p == piece for p in PIECES} for piece in PIECES},
+           "new": dict.fromkeys(PIECES, True)}
 INGEST_SAMPLE = ("AMD_2015_10K", "JPMORGAN_2022Q2_10Q", "NIKE_2023_10K")
 # Run by --baseline-tree's own python in that tree: its retriever over the same index, top-DEPTH chunk ids.
 _BASELINE_RANKS = """

@@ -43,6 +43,7 @@ def test_a_chunk_shown_in_a_region_is_not_repeated_as_its_own_passage():
     first = Hit(ROWS, 0.9, 1, page_chunks=(HEADER,))
     blocks = build_context([("fcf", (first,)), ("capex", (Hit(HEADER, 0.5, 1),))], 10_000, region_tokens=700)
     assert len(blocks) == 1 and HEADER.text in blocks[0].chunk.text and ROWS.text in blocks[0].chunk.text
+    assert blocks[0].queries == ("fcf", "capex")  # the block answers both: each sub-question keeps a passage
 
 
 def test_without_room_for_the_region_the_found_chunk_still_gets_in():
@@ -57,3 +58,31 @@ def test_region_budget_is_validated():
     with pytest.raises(ValueError, match="region_tokens"):
         Budgets(region_tokens=-1)
     assert Budgets(region_tokens=0).region_tokens == 0
+
+
+class PageRetriever:
+    """One hit: the rows of a statement, its header chunk riding along as a page chunk."""
+
+    def __init__(self):
+        self.calls = []
+
+    def retrieve(self, query, k=8, strategy="auto", filters=None):
+        self.calls.append(query)
+        return [Hit(ROWS, 0.9, 1, vector_score=0.8, bm25_score=3.0, page_chunks=(HEADER,))]
+
+    def documents(self):
+        return []
+
+
+def test_a_model_reads_the_page_region_the_offline_brain_the_found_chunk():
+    from test_agentic_rag import gemini_agent, plan_json, verify_json
+
+    from agentic_rag import OfflineBrain, build_agent
+
+    question = "What was net cash provided by operating activities in 2023?"
+    agent, chat = gemini_agent(PageRetriever(), [plan_json(question), "It was 812 [P1].",
+                                                 verify_json([("supported", 1)])])
+    agent.ask(question)
+    assert HEADER.text in chat.prompts[1] and ROWS.text in chat.prompts[1]  # the header reached the model
+    offline = build_agent(OfflineBrain(), PageRetriever()).ask(question)
+    assert HEADER.text not in offline.answer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advanced_retrieval import BM25Index, HybridRetriever, KeywordIndex
+from advanced_retrieval import BM25Index, Filters, HybridRetriever, KeywordIndex
 from advanced_retrieval.expansion import EXPANSION_SHARE, expansion_phrases, expansion_query
 from advanced_retrieval.vocabulary import ENTRIES
 from document_processor import Chunk, Location, ParsedDocument, chunk_id
@@ -151,3 +151,47 @@ def test_the_vocabulary_finds_the_statement_through_the_retriever(store, tmp_pat
     assert [h.chunk.location.page for h in on.retrieve("free cash flow", k=2, strategy="bm25")] == [1, 2]
     assert [h.chunk.location.page for h in off.retrieve("free cash flow", k=2, strategy="bm25")] == [1]
     assert all(h.bm25_score == h.score for h in off.retrieve("free cash flow", k=2, strategy="bm25"))
+
+
+# -- documents the query names ----------------------------------------------------------------------------------
+
+
+def test_name_words_come_from_the_file_name_and_title():
+    from advanced_retrieval.naming import name_words, query_keys
+
+    assert name_words("GENERALMILLS_2020_10K.pdf") == {"generalmills", "2020", "10k"}
+    assert name_words("acme-lease.docx", "The Acme Lease of 2021") == {"acme", "lease", "2021"}
+    assert {"general", "mills", "generalmills", "fy2022", "fy", "2022"} <= query_keys("General Mills FY2022 capex")
+
+
+def records(*names):
+    from types import SimpleNamespace
+
+    return [SimpleNamespace(doc_id=f"d{i}", file_name=n, title="") for i, n in enumerate(names)]
+
+
+def test_the_best_named_documents_win_years_only_tell_siblings_apart():
+    from advanced_retrieval.naming import Names
+
+    names = Names.of(records("PEPSICO_2021_10K.pdf", "PEPSICO_2022_10K.pdf", "GENERALMILLS_2020_10K.pdf",
+                             "3M_2022_10K.pdf"))
+    assert names.named("What was PepsiCo's FY2022 capex?") == ("d1",)
+    assert names.named("How did PepsiCo's revenue change?") == ("d0", "d1")
+    assert names.named("What is General Mills's working capital?") == ("d2",)
+    assert names.named("Is 3M capital intensive?") == ("d3",)
+    assert names.named("What happened in 2022?") == ()  # a year alone names nothing
+    assert names.named("Which 10-K filings mention leases?") == ()  # a word every name shares names nothing
+    assert Names.of(records("only.pdf")).named("only") == ()
+
+
+def test_the_named_document_outranks_the_same_passage_in_a_sibling(store, tmp_path, fake_embedder):
+    text = "net cash provided by operating activities was 812 million in the year"
+    for name in ("ACME_2021_10K", "ACME_2022_10K", "GLOBEX_2022_10K", "INITECH_2022_10K"):
+        store.add_document(doc([chunk(f"{text} ({i})", i + 1, i, doc_id=name) for i in range(3)], doc_id=name))
+    routed = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    flat = HybridRetriever(store, KeywordIndex(tmp_path / "bm25-flat"), fake_embedder, route=False)
+    question = "Globex net cash provided by operating activities"
+    assert {h.chunk.doc_id for h in routed.retrieve(question, k=3, strategy="hybrid")} == {"GLOBEX_2022_10K"}
+    assert {h.chunk.doc_id for h in flat.retrieve(question, k=3, strategy="hybrid")} != {"GLOBEX_2022_10K"}
+    only_acme = Filters(doc_ids=("ACME_2021_10K",))  # the user's filter wins over the name
+    assert {h.chunk.doc_id for h in routed.retrieve(question, k=3, filters=only_acme)} == {"ACME_2021_10K"}
