@@ -283,6 +283,13 @@ class BM25Index:
         scores = self._scores(query, None) if rows else None
         return {cid: float(scores[row]) if scores is not None else 0.0 for cid, row in rows.items()}
 
+    def chunk_ids_within(self, allowed: Filters) -> list[str]:
+        """Every chunk id the filters allow, in index order."""
+        mask = self._mask(allowed)
+        if mask is None:
+            return list(self._corpus.chunk_ids)
+        return [self._corpus.chunk_ids[i] for i in np.flatnonzero(mask)]
+
     @cached_property
     def _row_of(self) -> dict[str, int]:
         return {cid: row for row, cid in enumerate(self._corpus.chunk_ids)}

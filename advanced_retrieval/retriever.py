@@ -10,7 +10,7 @@ import numpy as np
 
 from advanced_retrieval.expansion import expansion_query
 from advanced_retrieval.fusion import KEYWORD_WEIGHT, RRF_K, QueryPlan, plan_query, reciprocal_rank_fusion
-from advanced_retrieval.naming import Names
+from advanced_retrieval.naming import NamedDocuments
 from advanced_retrieval.types import STRATEGIES, Filters, Hit, page_key
 from document_processor import Chunk
 
@@ -67,7 +67,7 @@ class HybridRetriever:
         self.expand = expand
         self.one_per_page = one_per_page
         self.route = route
-        self._names: tuple[int, Names] | None = None  # (store generation, the library's names)
+        self._named = NamedDocuments(store)
         self._executor: ThreadPoolExecutor | None = None  # made on first hybrid query
         self._worker_lock = threading.Lock()
 
@@ -171,39 +171,25 @@ class HybridRetriever:
         query_vector = self._embedder.embed_query(query) if plan.strategy in ("vector", "hybrid") else None
         vector = self._store.query(query_vector, self.candidates, filters) if query_vector is not None else []
         chunks = {c.id: c for c, _ in vector}
-        extra = self._extra_lists(plan, query, query_vector, expansion, filters, index, chunks)
+        extra = self._extra_lists(plan, query, query_vector, expansion, filters, index)
         if prefetch is not None:
             for chunk in prefetch.result():
                 chunks.setdefault(chunk.id, chunk)
         return _Candidates(vector=vector, bm25=bm25, query_vector=query_vector, extra=extra), chunks
 
     def _extra_lists(self, plan: QueryPlan, query: str, query_vector, expansion: str, filters: Filters | None,
-                     index, chunks: dict[str, Chunk]) -> tuple[tuple[list[str], float], ...]:
+                     index) -> tuple[tuple[list[str], float], ...]:
         """Hybrid only: both searches again within the documents the query names (route). (Embedding the
         expansion's words as a query of their own was tried: dev MRR@10 -0.036, 8 questions worse, 2 better.)"""
         if plan.strategy != "hybrid":
             return ()
         out = []
-        within = self._named_filter(query, filters) if self.route else None
+        within = self._named.within(query, filters) if self.route else None
         if within is not None:
-            near = self._store.query(query_vector, self.candidates, within)
-            chunks.update((c.id, c) for c, _ in near)
-            out.append(([c.id for c, _ in near], NAMED_WEIGHT))
+            out.append((self._named.nearest(query_vector, within, index, self.candidates), NAMED_WEIGHT))
             out.append(([cid for cid, _ in index.search(query, self.candidates, within, expansion=expansion)],
                         NAMED_WEIGHT * plan.keyword_weight))
         return tuple(out)
-
-    def _named_filter(self, query: str, filters: Filters | None) -> Filters | None:
-        """The filters narrowed to the documents the query names, or None when it names none (or none allowed)."""
-        generation = self._store.generation()
-        if self._names is None or self._names[0] != generation:
-            self._names = (generation, Names.of(self._store.documents()))
-        named = self._names[1].named(query)
-        if filters is not None and filters.doc_ids is not None:
-            named = tuple(d for d in named if d in filters.doc_ids)
-        if not named:
-            return None
-        return Filters(doc_ids=named, file_types=filters.file_types if filters is not None else None)
 
     def _worker(self) -> ThreadPoolExecutor:
         with self._worker_lock:
