@@ -9,8 +9,9 @@ their abbreviations ("SG&A", "D&A", "EPS"). Research papers and contracts have t
 
 Each entry maps the ways a question may say something (KEY forms: matched case-insensitively on whole words, and
 also after stemming, so "capital expenditures" and "capital expenditure" both match) to the words a document
-would use instead (line items, statement and section names, synonyms). Nothing here is a rule about a particular
-company or question.
+would use instead (line items, statement and section names, synonyms). A form that documents use as it is
+("learning rate", "net income") is not a key of its own: expanding it only adds neighbours' words. Nothing here
+is a rule about a particular company or question.
 
 How expansion is weighed (advanced_retrieval.expansion and BM25Index.search): the expansion words form a second
 BM25 query whose scores are added to those of the user's own words, scaled so that (a) an expansion word counts
@@ -54,7 +55,7 @@ FINANCE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("r&d", "research spending"), ("research and development expenses",)),
     (("revenue", "revenues", "sales", "top line", "turnover"),
      ("net sales", "total revenues", "net revenues", "operating revenues")),
-    (("net income", "earnings", "profit"), ("net income", "net earnings", "statements of income")),
+    (("earnings", "profit"), ("net income", "net earnings", "statements of income")),
     (("yoy", "year over year", "year-over-year"), ("compared to prior year", "increase", "decrease")),
     (("income statement", "statement of operations", "statement of earnings", "p&l", "profit and loss"),
      ("consolidated statements of income", "statements of operations", "statements of earnings")),
@@ -108,8 +109,8 @@ FINANCE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
 
 PAPERS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("sota", "state of the art", "best result", "best results"), ("state-of-the-art", "outperforms", "results")),
-    (("hyperparameters", "hyperparameter", "learning rate", "batch size"),
-     ("training details", "optimizer", "learning rate schedule", "batch size")),
+    (("hyperparameters", "hyperparameter", "training setup"),
+     ("training details", "optimizer", "learning rate", "batch size")),
     (("training time", "compute", "gpus", "training cost"), ("hardware and schedule", "training cost", "gpus",
                                                               "hours")),
     (("ablation", "ablations"), ("ablation study", "model variations")),

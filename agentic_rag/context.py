@@ -11,6 +11,7 @@ from agentic_rag.text import estimate_tokens, terms, truncate_tokens
 from agentic_rag.types import ContextBlock, Coverage
 
 MIN_BLOCK_TOKENS = 60  # a passage cut shorter than this is not worth citing
+MATES_AS_PASSAGES = 2  # without page regions: a page's other found chunks that follow its hit as passages
 
 
 def page_region(hit: Hit, region_tokens: int) -> tuple[Hit, frozenset[str]]:
@@ -35,16 +36,29 @@ def page_region(hit: Hit, region_tokens: int) -> tuple[Hit, frozenset[str]]:
     return replace(hit, chunk=replace(hit.chunk, text=text)), ids
 
 
+def _with_mates(hits: Sequence[Hit]) -> list[Hit]:
+    """Without regions, a page's other found chunks (up to MATES_AS_PASSAGES) follow its hit as passages of their
+    own, as they did before retrieval ranked by page: a sentence cut at a chunk boundary stays quotable. Their
+    scores were not measured (None)."""
+    out: list[Hit] = []
+    for hit in hits:
+        out.append(hit)
+        out += [Hit(chunk, hit.score, hit.rank, strategy=hit.strategy) for chunk in hit.page_chunks[:MATES_AS_PASSAGES]]
+    return out
+
+
 def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int,
                   previous: Sequence[ContextBlock] = (), region_tokens: int = 0) -> tuple[ContextBlock, ...]:
     """Number the hits P1..Pn: round-robin over sub-questions by rank, deduplicated by chunk id, within budget.
 
     Round-robin keeps one broad sub-question from crowding out the others. Each hit brings its page region up to
-    `region_tokens` (page_region). A block that does not fit is cut at a word boundary when enough room is left
+    `region_tokens` (page_region); with 0, its page's other found chunks follow it as passages (_with_mates). A block that does not fit is cut at a word boundary when enough room is left
     (to its own chunk's text first, so the region never pushes out the passage that was found), else left out.
     `previous` are the blocks an earlier round of the same question numbered: a chunk keeps its number and new
     chunks get the next ones, so an ID means the same passage for the whole question. Returned in number order.
     """
+    if region_tokens <= 0:
+        sub_hits = [(query, _with_mates(hits)) for query, hits in sub_hits]
     order: dict[str, tuple[Hit, list[str]]] = {}
     depth = max((len(h) for _, h in sub_hits), default=0)
     for rank in range(depth):

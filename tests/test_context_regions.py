@@ -86,3 +86,12 @@ def test_a_model_reads_the_page_region_the_offline_brain_the_found_chunk():
     assert HEADER.text in chat.prompts[1] and ROWS.text in chat.prompts[1]  # the header reached the model
     offline = build_agent(OfflineBrain(), PageRetriever()).ask(question)
     assert HEADER.text not in offline.answer
+
+
+def test_without_regions_a_pages_other_chunks_follow_its_hit_as_passages():
+    hit = Hit(ROWS, 0.9, 1, vector_score=0.7, page_chunks=(HEADER, MORE, FAR))
+    other = Hit(chunk("Revenue was 5,000", 3, 1), 0.8, 2)
+    blocks = build_context([("q", (hit, other))], 10_000, region_tokens=0)
+    assert [b.chunk.id for b in blocks] == [ROWS.id, HEADER.id, MORE.id, other.chunk.id]  # at most two mates
+    assert blocks[1].hit.vector_score is None  # not measured for a chunk that rode along
+    assert all(b.chunk.text in (ROWS.text, HEADER.text, MORE.text, other.chunk.text) for b in blocks)
