@@ -23,7 +23,7 @@ from statistics import median
 
 import pypdfium2.raw as pdfium_c
 
-MIN_FIGURES = 12  # numeric tokens a page's text needs before its character boxes are read
+MIN_FIGURE_LINES = 3  # lines of the page's text ending in figures before its character boxes are read
 MIN_ROWS = 3
 MAX_HEADER_LINES = 5
 MAX_ABOVE_LINES = 6  # lines above the header searched for the title, the units and the period
@@ -33,7 +33,6 @@ _NUMBER = re.compile(r"^\(?[-–—+]?\s*[$€£¥]?\s*\(?(\d[\d,]*(\.\d+)?|\.\d
 _DASHES = frozenset({"-", "–", "—", "$—", "$-", "$–", "—%", "n/a", "N/A", "NM", "nm", "*"})
 _CURRENCY = frozenset({"$", "€", "£", "¥", "US$"})
 _YEAR = re.compile(r"^(fiscal |fy)?(19|20)\d\d$", re.I)
-_FIGURE = re.compile(r"(?<![\w.])\(?\$?\d[\d,]*(\.\d+)?%?\)?(?![\w.])")
 _UNITS = re.compile(r"\b(millions?|thousands?|billions?|except (per[- ]share|share|where)|per share (data|amounts))\b", re.I)
 _PERIOD = re.compile(r"\b((years?|months|quarters?|weeks|periods?) ended|as of|at (january|february|march|april|may|"
                      r"june|july|august|september|october|november|december))\b", re.I)
@@ -94,8 +93,20 @@ class _Line:
 
 
 def looks_tabular(text: str) -> bool:
-    """Whether a page's text has enough figures to be worth the layout pass (most prose pages have few)."""
-    return sum(1 for _ in zip(range(MIN_FIGURES), _FIGURE.finditer(text), strict=False)) >= MIN_FIGURES
+    """Whether a page's text is worth the layout pass: pdfium writes a table row as one line ending in its
+    figures ("Net sales $ 34,229 $ 35,355"); prose lines, references and page numbers end otherwise."""
+    found = 0
+    for line in text.splitlines():
+        tokens = [t for t in line.split() if t not in _CURRENCY]
+        if len(tokens) >= 2 and _is_figure(tokens[-1]) and (_is_figure(tokens[-2]) or not _YEAR.match(tokens[-1])):
+            found += 1
+            if found >= MIN_FIGURE_LINES:
+                return True
+    return False
+
+
+def _is_figure(token: str) -> bool:
+    return bool(_NUMBER.match(token)) or token in _DASHES
 
 
 def find_tables(textpage) -> list[PageTable]:
@@ -149,14 +160,15 @@ def _chars(textpage) -> list[tuple[int, str, float, float, float, float]]:
     """(index, character, left, right, top, bottom) of every drawn, non-space character."""
     raw = textpage.raw
     box = pdfium_c.FS_RECTF()
+    ref = ctypes.byref(box)
+    unicode, generated, loose = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_IsGenerated, pdfium_c.FPDFText_GetLooseCharBox
     out = []
     for i in range(pdfium_c.FPDFText_CountChars(raw)):
-        code = pdfium_c.FPDFText_GetUnicode(raw, i)
-        if code <= 32 or code in (0xFFFE, 0xFFFF, 0xA0) or pdfium_c.FPDFText_IsGenerated(raw, i) == 1:
+        code = unicode(raw, i)
+        if code <= 32 or code in (0xFFFE, 0xFFFF, 0xA0) or generated(raw, i) == 1:
             continue
-        if not pdfium_c.FPDFText_GetLooseCharBox(raw, i, ctypes.byref(box)) or box.top <= box.bottom:
-            continue
-        out.append((i, chr(code), box.left, box.right, box.top, box.bottom))
+        if loose(raw, i, ref) and box.top > box.bottom:
+            out.append((i, chr(code), box.left, box.right, box.top, box.bottom))
     return out
 
 
