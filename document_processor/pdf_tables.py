@@ -89,7 +89,14 @@ class _Line:
         figures = self.figures()
         if not figures or all(_YEAR.match(s.text) for s in figures):  # a row of years heads the columns
             return False
+        if self.prose():
+            return False
         return not self.segs[0].figure or len(figures) >= 2
+
+    def prose(self) -> bool:
+        """A line running through a column of text: a long label, or words where figures would be (the
+        other column of a two-column paper read across)."""
+        return len(self.segs[0].text.split()) > 14 or any(len(s.text.split()) > 5 for s in self.segs[1:])
 
 
 def looks_tabular(text: str) -> bool:
@@ -241,7 +248,7 @@ def _regions(lines: list[_Line]) -> list[tuple[int, int]]:
             if first is not None and rows >= MIN_ROWS:
                 regions.append((first, last))
             first, last, rows, quiet = i, i, 1, 0
-        elif near and quiet < 2 and not line.figures() and len(line.segs) <= 2:
+        elif near and quiet < 2 and not line.figures() and len(line.segs) <= 2 and not line.prose():
             quiet += 1
         else:
             if first is not None and rows >= MIN_ROWS:
@@ -283,7 +290,10 @@ def _table(lines: list[_Line], first: int, last: int) -> PageTable | None:
     header = _header_cells(lines[head_at:first], columns, edge)
     title, label = _above(lines, head_at, header[0])
     cells = _rows(body, columns, edge)
-    if sum(1 for row in cells if any(row[1:])) < MIN_ROWS:
+    values = [c for row in cells for c in row[1:] if c]
+    long_labels = sum(1 for row in cells if len(row[0].split()) > 10)
+    if (sum(1 for row in cells if any(row[1:])) < MIN_ROWS or sum(map(_wordy, values)) > 0.4 * len(values)
+            or long_labels > 0.25 * len(cells)):  # prose of a neighbouring column read across
         return None
     chars = frozenset(i for line in lines[head_at:last + 1] for s in line.segs for i in s.chars)
     return PageTable(title, (label, *header[1:]), tuple(cells), chars, head_at < first)
@@ -312,7 +322,7 @@ def _header_start(lines: list[_Line], first: int, edge: float) -> int:
             break
         over = [s for s in line.segs if s.right > edge]
         left = [s for s in line.segs if s.right <= edge]
-        prose = any(s.left < edge - 4 and len(s.text) > 40 for s in over)
+        prose = line.prose() or any(s.left < edge - 4 and len(s.text) > 40 for s in over)
         if not over or prose or len(left) > 1 or any(len(s.text) > 60 for s in left):
             break
         start = j
@@ -345,7 +355,7 @@ def _above(lines: list[_Line], head_at: int, label: str) -> tuple[str, str]:
             units.insert(0, text)
         elif not title and _TITLE.search(text) and not text.endswith("."):
             title = text
-        elif not fallback and any(ch.isalpha() for ch in text) and not text.endswith("."):
+        elif not fallback and text[:1].isupper() and (text.endswith(":") or len(text.split()) <= 8):
             fallback = text
     label = " ".join([*units, label]).strip()
     return title or fallback, label
@@ -370,6 +380,12 @@ def _rows(body: list[_Line], columns: list[tuple[float, float]], edge: float) ->
         carried = row[0] if not any(row[1:]) else ""
         rows.append(row)
     return [tuple(r) for r in rows]
+
+
+def _wordy(cell: str) -> bool:
+    """A value cell with more letters than digits (or none): words or formulas, not a figure."""
+    digits = sum(ch.isdigit() for ch in cell)
+    return cell not in _DASHES and (digits == 0 or sum(ch.isalpha() for ch in cell) > digits)
 
 
 def _nearest(columns: list[tuple[float, float]], seg: _Seg) -> int:
