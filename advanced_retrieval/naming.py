@@ -114,14 +114,14 @@ class NamedDocuments:
             return None
         return Filters(doc_ids=named, file_types=filters.file_types if filters is not None else None)
 
-    def nearest(self, query_vector: np.ndarray, within: Filters, index, n: int) -> list[str]:
-        """The `n` chunk ids of the named documents nearest to `query_vector` (cosine, best first)."""
+    def nearest(self, query_vector: np.ndarray, within: Filters, index, n: int) -> list[tuple[str, float]]:
+        """The `n` chunks of the named documents nearest to `query_vector`: (chunk id, cosine), best first."""
         ids, matrix = self._matrix(within, index)
         if not ids:
             return []
         scores = matrix @ np.asarray(query_vector, dtype=np.float32)
         top = np.argsort(-scores, kind="stable")[:n]
-        return [ids[i] for i in top]
+        return [(ids[i], float(scores[i])) for i in top]
 
     def _matrix(self, within: Filters, index) -> tuple[list[str], np.ndarray]:
         key = (index.generation, within)

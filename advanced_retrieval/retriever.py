@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -30,6 +30,7 @@ class _Candidates:
     bm25: list[tuple[str, float]]
     query_vector: np.ndarray | None = None  # the embedded query (hybrid and vector)
     extra: tuple[tuple[list[str], float], ...] = ()  # hybrid: more ranked lists to fuse, with their weights
+    cosine: dict[str, float] = field(default_factory=dict)  # cosines measured for the extra lists
 
 
 class HybridRetriever:
@@ -109,7 +110,7 @@ class HybridRetriever:
             return []
         index = self._bm25.current(self._store)
         found, chunks = self._candidates(plan, query, k, filters, index)
-        cosine = {c.id: s for c, s in found.vector}
+        cosine = {**found.cosine, **{c.id: s for c, s in found.vector}}
         # The user's own words' BM25 score (no expansion) for every candidate: one sparse product over its tokens.
         bm25 = index.score(query, [*(cid for cid, _ in found.bm25), *cosine])
         ranked = self._rank(plan, found, chunks)
@@ -171,22 +172,27 @@ class HybridRetriever:
         query_vector = self._embedder.embed_query(query) if plan.strategy in ("vector", "hybrid") else None
         vector = self._store.query(query_vector, self.candidates, filters) if query_vector is not None else []
         chunks = {c.id: c for c, _ in vector}
-        extra = self._extra_lists(plan, query, query_vector, expansion, filters, index)
+        named_cosine: dict[str, float] = {}
+        extra = self._extra_lists(plan, query, query_vector, expansion, filters, index, named_cosine)
         if prefetch is not None:
             for chunk in prefetch.result():
                 chunks.setdefault(chunk.id, chunk)
-        return _Candidates(vector=vector, bm25=bm25, query_vector=query_vector, extra=extra), chunks
+        return _Candidates(vector=vector, bm25=bm25, query_vector=query_vector, extra=extra,
+                           cosine=named_cosine), chunks
 
     def _extra_lists(self, plan: QueryPlan, query: str, query_vector, expansion: str, filters: Filters | None,
-                     index) -> tuple[tuple[list[str], float], ...]:
+                     index, cosine: dict[str, float]) -> tuple[tuple[list[str], float], ...]:
         """Hybrid only: both searches again within the documents the query names (route). (Embedding the
-        expansion's words as a query of their own was tried: dev MRR@10 -0.036, 8 questions worse, 2 better.)"""
+        expansion's words as a query of their own was tried: dev MRR@10 -0.036, 8 questions worse, 2 better.)
+        The cosines measured within the named documents are added to `cosine`."""
         if plan.strategy != "hybrid":
             return ()
         out = []
         within = self._named.within(query, filters) if self.route else None
         if within is not None:
-            out.append((self._named.nearest(query_vector, within, index, self.candidates), NAMED_WEIGHT))
+            near = self._named.nearest(query_vector, within, index, self.candidates)
+            cosine.update(near)
+            out.append(([cid for cid, _ in near], NAMED_WEIGHT))
             out.append(([cid for cid, _ in index.search(query, self.candidates, within, expansion=expansion)],
                         NAMED_WEIGHT * plan.keyword_weight))
         return tuple(out)

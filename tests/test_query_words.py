@@ -191,7 +191,11 @@ def test_the_named_document_outranks_the_same_passage_in_a_sibling(store, tmp_pa
     routed = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
     flat = HybridRetriever(store, KeywordIndex(tmp_path / "bm25-flat"), fake_embedder, route=False)
     question = "Globex net cash provided by operating activities"
-    assert {h.chunk.doc_id for h in routed.retrieve(question, k=3, strategy="hybrid")} == {"GLOBEX_2022_10K"}
+    hits = routed.retrieve(question, k=3, strategy="hybrid")
+    assert {h.chunk.doc_id for h in hits} == {"GLOBEX_2022_10K"}
+    query = fake_embedder.embed_query(question)
+    for h in hits:  # the cosine of the search within the named document, as a vector search reports it
+        assert h.vector_score == pytest.approx(float(fake_embedder.embed([h.chunk.text])[0] @ query), abs=1e-5)
     assert {h.chunk.doc_id for h in flat.retrieve(question, k=3, strategy="hybrid")} != {"GLOBEX_2022_10K"}
     only_acme = Filters(doc_ids=("ACME_2021_10K",))  # the user's filter wins over the name
     assert {h.chunk.doc_id for h in routed.retrieve(question, k=3, filters=only_acme)} == {"ACME_2021_10K"}
