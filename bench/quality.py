@@ -36,6 +36,7 @@ import numpy as np
 from common import DATA, REPO, financebench_questions, open_knowledge_base, seconds
 
 from advanced_retrieval import HybridRetriever
+from document_processor import Chunk, Location
 from evaluation import first_hit_rank, hit_at_k, load_dataset, mrr
 from vector_db import OnnxEmbedder
 
@@ -56,18 +57,19 @@ from advanced_retrieval import BM25Index, HybridRetriever
 from vector_db import OnnxEmbedder, VectorStore, make_client
 root, models, depth = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 questions = json.loads(sys.stdin.read())
-store = VectorStore(make_client(root / "data"), OnnxEmbedder(models, quantized=False))
+embedder = OnnxEmbedder(models, quantized=False)
+store = VectorStore(make_client(root / "data"), embedder)
 index = BM25Index.build(store.iter_chunks(), generation=store.generation())
 class Current:
     def current(self, store):
         return index
-retriever = HybridRetriever(store, Current(), store._embedder)
+retriever = HybridRetriever(store, Current(), embedder)
 out, took = {}, []
 for s in ("vector", "bm25", "hybrid", "auto"):
     out[s] = []
     for q in questions:
         start = time.perf_counter()
-        out[s].append([h.chunk.id for h in retriever.retrieve(q, depth, s)])
+        out[s].append([[h.chunk.file_name, h.chunk.location.page] for h in retriever.retrieve(q, depth, s)])
         if s == "hybrid":
             took.append(time.perf_counter() - start)
 print(json.dumps({"ranks": out, "hybrid_seconds": took}))
@@ -164,7 +166,7 @@ def summary_ms(values: list[float]) -> dict[str, float]:
             "p90_ms": round(1000 * ordered[int(0.9 * (len(ordered) - 1))], 1)}
 
 
-def baseline(tree: Path, root: Path, models: Path, kb, sets: dict[str, list]) -> dict:
+def baseline(tree: Path, root: Path, models: Path, sets: dict[str, list]) -> dict:
     """The baseline tree's ranks over `root` (its own retriever, run by its own python) and hybrid latency."""
     questions = [q for qs in sets.values() for q in qs]
     run = subprocess.run([str(tree / ".venv" / "bin" / "python"), "-c", _BASELINE_RANKS, str(root), str(models),
@@ -173,16 +175,19 @@ def baseline(tree: Path, root: Path, models: Path, kb, sets: dict[str, list]) ->
     if run.returncode != 0:
         raise SystemExit(f"baseline tree {tree} failed: {run.stderr[-2000:]}")
     got = json.loads(run.stdout.strip().splitlines()[-1])
-    chunks = {c.id: c for c in kb.store.get_chunks(sorted({i for s in got["ranks"].values() for ids in s
-                                                           for i in ids}))}
     ranks: dict = {name: {} for name in sets}
     for strategy, lists in got["ranks"].items():
         pos = 0
         for name, qs in sets.items():
-            ranks[name][strategy] = [first_hit_rank([chunks[i] for i in ids if i in chunks], q.gold)
-                                     for ids, q in zip(lists[pos:pos + len(qs)], qs, strict=True)]
+            ranks[name][strategy] = [first_hit_rank([_place(f, p) for f, p in places], q.gold)
+                                     for places, q in zip(lists[pos:pos + len(qs)], qs, strict=True)]
             pos += len(qs)
     return {"ranks": ranks, "latency": summary_ms(got["hybrid_seconds"])}
+
+
+def _place(file_name: str, page: int | None) -> Chunk:
+    """A stand-in chunk at (file, page): all that page-level matching reads of the baseline tree's hits."""
+    return Chunk(id="", doc_id="", file_name=file_name, file_type="pdf", text="", location=Location(page=page))
 
 
 def ingest_compare(tree: Path, models: Path, count: int) -> dict:
@@ -231,7 +236,7 @@ def run_library(library: str, sets: dict, pdfs: list[Path], args, embedder) -> d
     fig["latency"] = latency(kb, embedder, [q for qs in sets.values() for q in qs])
     if args.baseline_tree:
         base_root = args.baseline_data_dir / library if args.baseline_data_dir else root
-        base = baseline(args.baseline_tree, base_root, args.data_dir / "models", kb, sets)
+        base = baseline(args.baseline_tree, base_root, args.data_dir / "models", sets)
         fig["latency"]["baseline_tree"] = base["latency"]
         fig["paired"]["new - baseline tree"] = {s: {st: paired(base["ranks"][s][st], ranks["new"][s][st])
                                                     for st in STRATEGIES} for s in sets}
