@@ -6,7 +6,8 @@ For every FinanceBench question (dev: the tuning set; subset: held out), the age
 offline: the rules decompose the question, each sub-question is retrieved (hybrid, k=8 as the agent does, the
 retriever's default settings), and agentic_rag.context.build_context numbers the passages within the budget the
 synthesize step would have (context_tokens minus the instructions, the question and PROMPT_OVERHEAD_TOKENS). Per
-(context_tokens, region_tokens): the tokens the passages take (mean), the passages left out (mean), the share of
+(context_tokens, region_tokens): the tokens the passages take (mean), the hits left out or cut (mean: a hit whose
+text is not whole in the context; region 0 is the offline layout, a page's other found chunks as passages), the share of
 questions whose gold page reaches the context, and the share of the gold evidence's figures (FinanceBench's
 evidence text, numbers of 3+ digits or with decimals) found in the context: whether the rows and their headers
 came along, not only the page. The last line printed is one JSON object.
@@ -66,7 +67,8 @@ def measure(replayed: list[tuple[dict, list]], context_tokens: int, region_token
         blocks = build_context(sub_hits, budget, region_tokens=region_tokens)
         text = render_context(blocks)
         used.append(estimate_tokens(text))
-        left_out.append(len({h.chunk.id for _, hits in sub_hits for h in hits}) - len(blocks))
+        hits = {h.chunk.id: h.chunk.text for _, found in sub_hits for h in found}
+        left_out.append(sum(1 for t in hits.values() if t not in text))  # whole in a passage or a region, else out
         page.append(any(chunk_matches(b.chunk, q.gold) for b in blocks))
         if case["figures"]:
             figures.append(len(case["figures"] & numbers(text)) / len(case["figures"]))
