@@ -100,9 +100,12 @@ class NamedDocuments:
         self._vectors: dict[tuple, tuple[list[str], np.ndarray]] = {}
         self._lock = threading.Lock()
 
-    def within(self, query: str, filters: Filters | None) -> Filters | None:
-        """`filters` narrowed to the documents `query` names; None when it names none (or none is allowed)."""
-        generation = self._store.generation()
+    def within(self, query: str, filters: Filters | None, generation: int) -> Filters | None:
+        """`filters` narrowed to the documents `query` names; None when it names none (or none is allowed).
+
+        `generation` is the store generation the caller searches (its BM25 index's): the names are read again
+        only when it moves, with no store call per query.
+        """
         with self._lock:
             if self._names is None or self._names[0] != generation:
                 self._names = (generation, Names.of(self._store.documents()))
