@@ -26,6 +26,7 @@ import bm25s
 import numpy as np
 import scipy.sparse as sp
 
+from advanced_retrieval.expansion import EXPANSION_SHARE
 from advanced_retrieval.tokens import TOKENIZER_VERSION, tokenize
 from advanced_retrieval.types import Filters
 from document_processor import Chunk
@@ -257,13 +258,17 @@ class BM25Index:
         return other
 
     # -- search ---------------------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 10, allowed: Filters | None = None) -> list[tuple[str, float]]:
+    def search(self, query: str, k: int = 10, allowed: Filters | None = None,
+               expansion: str = "") -> list[tuple[str, float]]:
         """The `k` best chunk ids with their BM25 scores, best first; ties keep insertion order.
 
-        Chunks without any query token are never returned, so an empty or stopword-only query, an empty
-        index or a filter that allows nothing all give [].
+        `expansion` is a second keyword query (the document's words for the user's, advanced_retrieval.expansion)
+        weighed by `expanded`. Chunks without any query token are never returned, so an empty or stopword-only
+        query, an empty index or a filter that allows nothing all give [].
         """
         scores = self._scores(query, allowed)
+        if expansion:
+            scores = expanded(scores, self._scores(expansion, allowed, skip=frozenset(tokenize(query))))
         if scores is None or k <= 0:
             return []
         k = min(k, len(scores))
@@ -278,13 +283,25 @@ class BM25Index:
         scores = self._scores(query, None) if rows else None
         return {cid: float(scores[row]) if scores is not None else 0.0 for cid, row in rows.items()}
 
+    def chunk_ids_within(self, allowed: Filters) -> list[str]:
+        """Every chunk id the filters allow, in index order."""
+        mask = self._mask(allowed)
+        if mask is None:
+            return list(self._corpus.chunk_ids)
+        return [self._corpus.chunk_ids[i] for i in np.flatnonzero(mask)]
+
     @cached_property
     def _row_of(self) -> dict[str, int]:
         return {cid: row for row, cid in enumerate(self._corpus.chunk_ids)}
 
-    def _scores(self, query: str, allowed: Filters | None) -> np.ndarray | None:
+    def _scores(self, query: str, allowed: Filters | None, skip: frozenset[str] = frozenset()) -> np.ndarray | None:
+        """Scores of every chunk for `query` (each token as often as the query holds it), tokens in `skip` left
+        out; None when no token is known."""
         vocab = self._corpus.vocab
-        ids = [vocab[t] for t in tokenize(query) if t in vocab]
+        tokens = tokenize(query)
+        if skip:
+            tokens = [t for t in dict.fromkeys(tokens) if t not in skip]
+        ids = [vocab[t] for t in tokens if t in vocab]
         if self._model is None or not ids:
             return None
         mask = self._mask(allowed)
@@ -341,6 +358,18 @@ class BM25Index:
         if params is not None and params != saved_params:
             return cls(corpus, params=params, generation=generation)
         return cls(corpus, params=saved_params, generation=generation, model=model)
+
+
+def expanded(own: np.ndarray | None, extra: np.ndarray | None) -> np.ndarray | None:
+    """The user's scores plus the expansion's, the expansion capped (vocabulary.py's docstring): each expansion
+    token counts at most EXPANSION_SHARE of a user token and the whole expansion at most EXPANSION_SHARE of the
+    user's best score. With no user score at all, the expansion's own."""
+    if extra is None or not extra.any():
+        return own
+    if own is None or not own.any():
+        return extra
+    weight = EXPANSION_SHARE * min(1.0, float(own.max()) / float(extra.max()))
+    return own + np.float32(weight) * extra
 
 
 def ids_hash(chunk_ids: Iterable[str]) -> str:

@@ -29,6 +29,8 @@ class Hit:
     `score` is the fused (RRF) score, or the single retriever's score for vector/bm25 strategies.
     `vector_score` is cosine similarity in [-1, 1] (None when the chunk was not a vector candidate);
     `bm25_score` is the raw Okapi score (None when not a BM25 candidate). `rank` is 1-based.
+    `page_chunks` are the other chunks of the same page (or slide) that ranked below this one: a page is one hit,
+    and they travel with it as its context instead of taking places of their own (best first).
     """
 
     chunk: Chunk
@@ -37,3 +39,14 @@ class Hit:
     vector_score: float | None = None
     bm25_score: float | None = None
     strategy: str = "hybrid"
+    page_chunks: tuple[Chunk, ...] = ()
+
+
+def page_key(chunk: Chunk) -> tuple:
+    """What makes two chunks one place for ranking: the same document and page (or slide); else the chunk."""
+    loc = chunk.location
+    if loc.page is not None:
+        return (chunk.doc_id, "page", loc.page)
+    if loc.slide is not None:
+        return (chunk.doc_id, "slide", loc.slide)
+    return (chunk.id,)

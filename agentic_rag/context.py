@@ -11,17 +11,54 @@ from agentic_rag.text import estimate_tokens, terms, truncate_tokens
 from agentic_rag.types import ContextBlock, Coverage
 
 MIN_BLOCK_TOKENS = 60  # a passage cut shorter than this is not worth citing
+MATES_AS_PASSAGES = 2  # without page regions: a page's other found chunks that follow its hit as passages
+
+
+def page_region(hit: Hit, region_tokens: int) -> tuple[Hit, frozenset[str]]:
+    """The hit with its chunk's text grown into the page region around it, and the ids of the chunks used.
+
+    The region is the other chunks of its page that retrieval found (hit.page_chunks), nearest in reading order
+    first, while the whole stays within `region_tokens`, put in reading order: a table cut into several chunks,
+    or a statement's rows and the caption above them, reach the model together. Unchanged when nothing fits or
+    region_tokens is 0.
+    """
+    chosen, used = [hit.chunk], estimate_tokens(hit.chunk.text)
+    if region_tokens > 0:
+        for mate in sorted(hit.page_chunks, key=lambda c: abs(c.ordinal - hit.chunk.ordinal)):
+            cost = estimate_tokens(mate.text)
+            if mate.id != hit.chunk.id and used + cost <= region_tokens:
+                chosen.append(mate)
+                used += cost
+    ids = frozenset(c.id for c in chosen)
+    if len(chosen) == 1:
+        return hit, ids
+    text = "\n\n".join(c.text for c in sorted(chosen, key=lambda c: c.ordinal))
+    return replace(hit, chunk=replace(hit.chunk, text=text)), ids
+
+
+def _with_mates(hits: Sequence[Hit]) -> list[Hit]:
+    """Without regions, a page's other found chunks (up to MATES_AS_PASSAGES) follow its hit as passages of their
+    own, as they did before retrieval ranked by page: a sentence cut at a chunk boundary stays quotable. Their
+    scores were not measured (None)."""
+    out: list[Hit] = []
+    for hit in hits:
+        out.append(hit)
+        out += [Hit(chunk, hit.score, hit.rank, strategy=hit.strategy) for chunk in hit.page_chunks[:MATES_AS_PASSAGES]]
+    return out
 
 
 def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int,
-                  previous: Sequence[ContextBlock] = ()) -> tuple[ContextBlock, ...]:
+                  previous: Sequence[ContextBlock] = (), region_tokens: int = 0) -> tuple[ContextBlock, ...]:
     """Number the hits P1..Pn: round-robin over sub-questions by rank, deduplicated by chunk id, within budget.
 
-    Round-robin keeps one broad sub-question from crowding out the others. A block that does not fit is cut at
-    a word boundary when enough room is left, else left out. `previous` are the blocks an earlier round of the
-    same question numbered: a chunk keeps its number and new chunks get the next ones, so an ID means the same
-    passage for the whole question. Returned in number order.
+    Round-robin keeps one broad sub-question from crowding out the others. Each hit brings its page region up to
+    `region_tokens` (page_region); with 0, its page's other found chunks follow it as passages (_with_mates). A block that does not fit is cut at a word boundary when enough room is left
+    (to its own chunk's text first, so the region never pushes out the passage that was found), else left out.
+    `previous` are the blocks an earlier round of the same question numbered: a chunk keeps its number and new
+    chunks get the next ones, so an ID means the same passage for the whole question. Returned in number order.
     """
+    if region_tokens <= 0:
+        sub_hits = [(query, _with_mates(hits)) for query, hits in sub_hits]
     order: dict[str, tuple[Hit, list[str]]] = {}
     depth = max((len(h) for _, h in sub_hits), default=0)
     for rank in range(depth):
@@ -32,13 +69,22 @@ def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int
                 if query not in entry[1]:
                     entry[1].append(query)
     known = {b.chunk.id: b.n for b in previous}
+    shown: dict[str, int] = {}  # chunk id -> index of the block whose region holds it (never repeated)
     next_n = max(known.values(), default=0) + 1
     blocks: list[ContextBlock] = []
     used = 0
     for chunk_id, (hit, queries) in order.items():
+        if chunk_id in shown:  # already in an earlier block's region: that block answers these queries too
+            i = shown[chunk_id]
+            blocks[i] = replace(blocks[i], queries=tuple(dict.fromkeys((*blocks[i].queries, *queries))))
+            continue
         n = known.get(chunk_id, next_n)
-        block = ContextBlock(n, hit, tuple(queries))
-        cost = estimate_tokens(block.header()) + estimate_tokens(hit.chunk.text) + 2
+        grown, ids = page_region(hit, region_tokens)
+        block = ContextBlock(n, grown, tuple(queries))
+        cost = estimate_tokens(block.header()) + estimate_tokens(block.hit.chunk.text) + 2
+        if used + cost > max_tokens and block.hit is not hit:  # no room for the region: the found chunk alone
+            block, ids = ContextBlock(n, hit, tuple(queries)), frozenset((chunk_id,))
+            cost = estimate_tokens(block.header()) + estimate_tokens(hit.chunk.text) + 2
         if used + cost > max_tokens:
             room = max_tokens - used - estimate_tokens(block.header()) - 2
             if room < MIN_BLOCK_TOKENS:
@@ -48,6 +94,7 @@ def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int
             cost = max_tokens - used
         if n == next_n:
             next_n += 1
+        shown.update(dict.fromkeys(ids, len(blocks)))
         blocks.append(block)
         used += cost
     return tuple(sorted(blocks, key=lambda b: b.n))

@@ -30,6 +30,8 @@ from agentic_rag.types import (
 )
 from agentic_rag.verify import ClaimDraft
 
+MAX_SEARCH_QUERIES = 3  # document-worded queries searched beside the sub-questions
+MAX_QUERY_CHARS = 200  # a keyword query, not a paragraph
 THINKING = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
@@ -175,5 +177,18 @@ def _to_plan(out: PlanOut, question: str, has_history: bool, source: str) -> Pla
                         question_type=qtype, key_concepts=concepts[:8],
                         language=lang if lang.isalpha() and len(lang) == 2 else detect_language(question),
                         follow_up=follow_up, source=source)
-    subs = tuple(dict.fromkeys(s.strip() for s in out.sub_questions if s.strip()))[:4]
-    return Plan(analysis, subs or decompose(analysis))
+    subs = tuple(dict.fromkeys(s.strip() for s in out.sub_questions if s.strip()))[:4] or decompose(analysis)
+    return Plan(analysis, subs, search_queries(out.search_queries, (*subs, standalone)))
+
+
+def search_queries(proposed: Sequence[str], asked: Sequence[str]) -> tuple[str, ...]:
+    """The plan's document-worded queries, cleaned: whitespace collapsed, cut to MAX_QUERY_CHARS, empty ones,
+    repeats and copies of a sub-question (case ignored) left out, at most MAX_SEARCH_QUERIES."""
+    seen = {" ".join(a.split()).casefold() for a in asked}
+    out: list[str] = []
+    for query in proposed:
+        text = " ".join(query.split())[:MAX_QUERY_CHARS].strip()
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            out.append(text)
+    return tuple(out[:MAX_SEARCH_QUERIES])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from agentic_rag.context import render_context
 from agentic_rag.text import truncate_tokens
@@ -27,6 +27,19 @@ class PlanOut(BaseModel):
     language: str = "en"
     standalone_question: str = ""
     sub_questions: list[str] = Field(default_factory=list)
+    search_queries: list[str] = Field(default_factory=list)
+
+    @field_validator("search_queries", mode="before")
+    @classmethod
+    def _loose_queries(cls, value) -> list[str]:
+        """Models write null, one string, or lists holding non-strings here: an optional hint never sinks a plan."""
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list):
+            return [v for v in value if isinstance(v, str)]
+        return []
 
 
 class ClaimCheck(BaseModel):
@@ -53,7 +66,11 @@ question_type: one of {", ".join(QUESTION_TYPES)} ("negation" = which documents 
 key_concepts: the terms to search for (for negation/exhaustive: the first item is exactly X);
 language: ISO 639-1 code of the question's language;
 standalone_question: the question rewritten so it needs no conversation (resolve "it", "the second one", ...);
-sub_questions: 1-4 focused search queries; just [standalone_question] when it is simple."""
+sub_questions: 1-4 focused search queries; just [standalone_question] when it is simple;
+search_queries: 0-3 short keyword queries in the words the documents themselves would print, not the
+question's: line items, table, statement and section names, the formal term and its usual synonyms (for "free
+cash flow" in a filing: "net cash provided by operating activities capital expenditures cash flow statement";
+for "can they cancel" in a contract: "termination notice term"); [] when the question already uses them."""
 
 ANSWER_SYSTEM = """You answer questions using ONLY the passages from the user's documents. Each passage starts
 with its ID in brackets, like [P3].

@@ -59,7 +59,8 @@ def synthesize(state: AgentState, run: Run) -> dict:
         overhead = estimate_tokens(ANSWER_SYSTEM + analysis.standalone + " ".join(subs) + table)
         previous = state.get("blocks", ())
         blocks = build_context(state.get("sub_hits", ()),
-                               run.budgets.context_tokens - overhead - PROMPT_OVERHEAD_TOKENS, previous)
+                               run.budgets.context_tokens - overhead - PROMPT_OVERHEAD_TOKENS, previous,
+                               _region_tokens(state, run))
         every = merge_blocks(previous, blocks)
         # A revision is not streamed: the reader keeps the first answer until the checked one replaces it.
         stream = DisplayStream(run.on_token, {b.n for b in every}) if run.on_token and not revising else None
@@ -94,6 +95,12 @@ def synthesize(state: AgentState, run: Run) -> dict:
         return StepOut(updates, summary, details, t.calls, t.input_tokens, t.output_tokens, warnings, t.mode)
 
     return traced("synthesize", run, received, body)
+
+
+def _region_tokens(state: AgentState, run: Run) -> int:
+    """Page regions for a model only: it reads a table with its headers, while the offline brain quotes sentences
+    and grows less precise with more text per passage (held-out set: a refusal turned into a quoted tax table)."""
+    return run.budgets.region_tokens if state.get("mode") in MODEL_MODES else 0
 
 
 def _not_covered(state: AgentState) -> tuple[str, ...]:

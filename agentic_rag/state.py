@@ -24,6 +24,7 @@ class AgentState(TypedDict, total=False):
     mode: str  # "gemini" until Gemini fails or a budget runs out, then "offline"
     analysis: Analysis  # step 1
     proposed: tuple[str, ...]  # sub-questions proposed with the analysis (one shared call)
+    doc_queries: tuple[str, ...]  # step 1 (model plans): the question in the documents' words, searched in step 3
     sub_questions: tuple[str, ...]  # step 2
     sub_hits: tuple[tuple[str, tuple[Hit, ...]], ...]  # step 3: every query so far and its hits
     coverage: tuple[Coverage, ...]  # step 3, negation/exhaustive questions: every document checked

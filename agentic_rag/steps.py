@@ -131,8 +131,12 @@ def analyze(state: AgentState, run: Run) -> dict:
             summary += " (one call shared with decompose)"
         elif t.mode == "rules":
             summary += " (rules: the model's plan was unusable)"
-        return StepOut({"analysis": a, "proposed": plan.sub_questions, **_mode_update(state, t)}, summary,
-                       {"analysis": a.to_dict()}, t.calls, t.input_tokens, t.output_tokens, t.warnings, t.mode)
+        if plan.search_queries:
+            summary += f"; in the documents' words: {'; '.join(plan.search_queries)}"
+        return StepOut({"analysis": a, "proposed": plan.sub_questions, "doc_queries": plan.search_queries,
+                        **_mode_update(state, t)}, summary,
+                       {"analysis": a.to_dict(), "doc_queries": list(plan.search_queries)}, t.calls,
+                       t.input_tokens, t.output_tokens, t.warnings, t.mode)
 
     return traced("analyze", run, received, body)
 
@@ -156,10 +160,20 @@ def decompose_step(state: AgentState, run: Run) -> dict:
     return traced("decompose", run, received, body)
 
 
+def first_queries(state: AgentState) -> tuple[str, ...]:
+    """The first round's queries: the sub-questions, then the plan's queries in the documents' words (a negation
+    or exhaustive question searches its one concept only: its coverage check reads every document anyway)."""
+    subs = tuple(state["sub_questions"])
+    if state["analysis"].checks_every_document:
+        return subs
+    asked = {s.casefold() for s in subs}
+    return subs + tuple(q for q in state.get("doc_queries", ()) if q.casefold() not in asked)
+
+
 def retrieve(state: AgentState, run: Run) -> dict:
     """Step 3: sub-questions (or the verifier's feedback) searched concurrently; every document when needed."""
     loops = state.get("loops", 0)
-    queries = state.get("feedback", ()) if loops else state["sub_questions"]
+    queries = state.get("feedback", ()) if loops else first_queries(state)
     k = state.get("k", 8) * (2 if loops else 1)  # a retry looks deeper
     received = {"queries": list(queries), "k": k, "strategy": state.get("strategy", "auto"), "round": loops + 1}
 

@@ -41,7 +41,8 @@ class Budgets:
 
     llm_calls: language-model requests (retries included); seconds: wall time for the whole question;
     context_tokens: estimated input tokens per call; max_loops: verify -> retrieve rounds;
-    retry_seconds: how long one failing Gemini step may keep retrying before the question goes offline.
+    retry_seconds: how long one failing Gemini step may keep retrying before the question goes offline;
+    region_tokens: how far one passage may grow into its page's other found chunks (context.page_region; 0 = off).
     """
 
     llm_calls: int = 8
@@ -49,12 +50,15 @@ class Budgets:
     context_tokens: int = 6000
     max_loops: int = 2
     retry_seconds: float = 18.0  # with the offline finish, a failing Gemini costs at most ~20 s
+    region_tokens: int = 700
 
     def __post_init__(self):
         if self.llm_calls < 0 or self.max_loops < 0:
             raise ValueError("llm_calls and max_loops must be >= 0")
         if self.seconds <= 0 or self.retry_seconds <= 0:
             raise ValueError("seconds and retry_seconds must be > 0")
+        if self.region_tokens < 0:
+            raise ValueError("region_tokens must be >= 0 (0 turns the page regions off)")
         if self.context_tokens < 500:
             raise ValueError("context_tokens must be >= 500 (room for the instructions and one passage)")
 
@@ -90,6 +94,7 @@ class Plan:
 
     analysis: Analysis
     sub_questions: tuple[str, ...] = ()
+    search_queries: tuple[str, ...] = ()  # the question in the documents' words (model plans only)
 
 
 @dataclass(frozen=True)

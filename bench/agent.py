@@ -7,12 +7,12 @@
 Ours: build_agent(make_gemini_brain(...)) - analyze+decompose in one structured call, sub-questions retrieved
 concurrently, a streamed answer, one verify call. Reference: the sequential one-call-per-step pipeline of the
 reference app (analyze, decompose, synthesize, verify: four calls in a row, sub-questions retrieved one after
-another, every hit in the prompt). Both use the real ChatGoogleGenerativeAI over HTTP to tests/gemini_stub.py,
+another, every hit in the prompt). Both use the real ChatGoogleGenerativeAI over HTTP to harness/gemini_stub.py,
 which counts requests and tokens (words and punctuation marks), and the real KnowledgeBase (Chroma + BM25)
 over a small generated corpus with a hashing embedder. Per question: LLM calls, input tokens, seconds to the
 first answer token and in total. The last line printed is one JSON object with every figure.
 
-Local: the same questions through make_local_brain (the real ChatOpenAI) to tests/openai_stub.py at a laptop
+Local: the same questions through make_local_brain (the real ChatOpenAI) to harness/openai_stub.py at a laptop
 CPU's speed (LOCAL_TOKENS_PER_S written, LOCAL_PROMPT_TOKENS_PER_S read), with LOCAL_BUDGETS; the stub's
 replies are the same short ones the Gemini stub gives, so the seconds are a floor for a real small model.
 """

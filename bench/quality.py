@@ -1,68 +1,120 @@
-"""Retrieval quality per strategy and embedder (fp32 against int8 ONNX), measured side by side in one run.
+"""Page-level retrieval quality, query latency and ingest throughput: this tree's retriever against today's main.
 
-    .venv/bin/python bench/quality.py --quick   # FinanceBench's short filings only (~400 chunks), no sweep
-    .venv/bin/python bench/quality.py           # all 11 FinanceBench PDFs in one index + the papers set, sweep
+    .venv/bin/python bench/quality.py [--data-dir DIR] [--baseline-tree /work/wt-baseline] [--ingest 2]
 
-Page-level hit@1, hit@5, hit@10 and MRR@10 (evaluation.metrics: a hit is a chunk of the gold file on a gold
-page) for vector, bm25, hybrid and auto, once on an fp32 index and once on an int8 index of the same chunks; in full mode, a grid of hybrid
-fusion settings (see GRID).
-Noise: with 29 questions one question moves hit@k by 0.034, so differences come with a paired bootstrap 95%
-interval over questions and the count of questions that got better or worse. The int8/fp32 verdict: int8 only
-if, on every dataset, neither vector nor hybrid loses more MRR@10 or hit@5 than the bootstrap's noise (the
-interval of int8 − fp32 reaches 0 or above). Indexes are cached under --data-dir (default a fixed folder in
-the temp directory), so reruns skip the embedding (~7 min for both indexes here). The last line printed is one JSON object.
+One library holds both FinanceBench sets (financebench_dev: 21 full filings, 42 questions, the set we tune on;
+financebench_subset: 11 filings, 29 questions, held out), as a user's library would; the papers (20 questions) sit
+in a library of their own. For each retriever configuration (CONFIGS: "main" is today's behaviour, "new" is every
+piece on, the others turn one piece on at a time: the ablation) and strategy: page hit@1, hit@5, hit@10 and
+MRR@10 (evaluation.metrics: a hit is a chunk of the gold file on a gold page), and "new" minus "main" (and each
+piece minus "main") as a paired bootstrap 95% interval over questions with the count of questions that got better
+or worse. Pieces that change what is indexed (the tables branch) cannot be a configuration: the baseline tree
+is then run on its own index (--baseline-tree with --baseline-data-dir).
+
+Honesty of "main": with --baseline-tree, that tree's own HybridRetriever runs in a subprocess over the same index
+and the bench prints whether its ranks equal the "main" configuration's (they must, when the index is the same).
+Latency: hybrid retrieve per question, "main" and "new" interleaved in one process, real query embedding.
+Ingest: --ingest N indexes N dev filings into fresh folders with this tree and the baseline tree, alternately,
+each in a subprocess (pages/s, chunks/s). Indexes are cached under --data-dir; only a chunking change needs a
+new one (~25 min here for the dev set). The last line printed is one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import itertools
 import json
 import logging
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
-from common import DATA, FINANCEBENCH, REPO, financebench_questions, open_knowledge_base, seconds
+from common import DATA, REPO, financebench_questions, open_knowledge_base, seconds
 
 from advanced_retrieval import HybridRetriever
-from evaluation import GoldSource, first_hit_rank, hit_at_k, load_dataset, mrr
+from document_processor import Chunk, Location
+from evaluation import first_hit_rank, hit_at_k, load_dataset, mrr
 from vector_db import OnnxEmbedder
 
 STRATEGIES = ("vector", "bm25", "hybrid", "auto")
 DEPTH = 10
-QUICK_DOCS = ("AMCOR_2023Q4_EARNINGS", "JOHNSON_JOHNSON_2022Q4_EARNINGS", "JOHNSON_JOHNSON_2023_8K_dated-2023-08-30",
-              "MGMRESORTS_2022Q4_EARNINGS", "PEPSICO_2023Q1_EARNINGS", "ULTABEAUTY_2023Q4_EARNINGS")
-# The fusion grid of the full run: BM25 candidates and vector candidates per retriever, the RRF constant, BM25's
-# weight for questions with exact terms (the retriever's keyword_weight) and for plain questions (fixed at 1 in
-# the retriever; a bench-only knob, to see whether BM25 should count less everywhere).
-GRID = {"candidates": (30, 60, 100), "rrf_k": (10, 30, 60, 100), "exact_weight": (0.5, 1.0, 2.0, 3.0),
-        "plain_weight": (0.5, 1.0)}
-DEFAULT = {"candidates": 30, "rrf_k": 60, "exact_weight": 2.0, "plain_weight": 1.0}
+BENCH = DATA / "bench"
+PIECES = ("expand", "one_per_page", "route")
+CONFIGS = {"main": dict.fromkeys(PIECES, False),
+           **{f"+{piece}": {p: p == piece for p in PIECES} for piece in PIECES},
+           "new": dict.fromkeys(PIECES, True)}
+INGEST_SAMPLE = ("AMD_2015_10K", "JPMORGAN_2022Q2_10Q", "NIKE_2023_10K")
+# Run by --baseline-tree's own python in that tree: its retriever over the same index, top-DEPTH chunk ids.
+_BASELINE_RANKS = """
+import json, sys, time
+from pathlib import Path
+sys.path.insert(0, ".")
+from advanced_retrieval import BM25Index, HybridRetriever
+from vector_db import OnnxEmbedder, VectorStore, make_client
+root, models, depth = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+questions = json.loads(sys.stdin.read())
+embedder = OnnxEmbedder(models, quantized=False)
+store = VectorStore(make_client(root / "data"), embedder)
+index = BM25Index.build(store.iter_chunks(), generation=store.generation())
+class Current:
+    def current(self, store):
+        return index
+retriever = HybridRetriever(store, Current(), embedder)
+out, took = {}, []
+for s in ("vector", "bm25", "hybrid", "auto"):
+    out[s] = []
+    for q in questions:
+        start = time.perf_counter()
+        out[s].append([[h.chunk.file_name, h.chunk.location.page] for h in retriever.retrieve(q, depth, s)])
+        if s == "hybrid":
+            took.append(time.perf_counter() - start)
+print(json.dumps({"ranks": out, "hybrid_seconds": took}))
+"""
+# Run by each tree's python: index the given PDFs into a fresh folder; seconds, pages and chunks.
+_INGEST = """
+import json, sys, time
+from pathlib import Path
+sys.path.insert(0, ".")
+from advanced_retrieval import KnowledgeBase
+from vector_db import OnnxEmbedder, VectorStore, make_client
+if __name__ == "__main__":
+    root, models, pdfs = Path(sys.argv[1]), Path(sys.argv[2]), [Path(p) for p in sys.argv[3:]]
+    embedder = OnnxEmbedder(models, quantized=False)
+    kb = KnowledgeBase(VectorStore(make_client(root / "data"), embedder), root / "bm25", embedder)
+    start = time.perf_counter()
+    results = kb.ingest_many(pdfs)
+    took = time.perf_counter() - start
+    print(json.dumps({"seconds": took, "chunks": sum(r.chunks for r in results),
+                      "pages": sum(r.units for r in results), "failed": [r.file_name for r in results
+                                                                         if r.status == "failed"]}))
+"""
 
 
-class MemoQueries:
-    """The embedder with query vectors remembered: the sweep asks the same questions many times."""
-
-    def __init__(self, embedder):
-        self.inner, self.name, self.dim, self._memo = embedder, embedder.name, embedder.dim, {}
-
-    def embed(self, texts, progress=None):
-        return self.inner.embed(texts, progress=progress)
-
-    def embed_query(self, text):
-        if text not in self._memo:
-            self._memo[text] = self.inner.embed_query(text)
-        return self._memo[text]
+def question_sets() -> dict[str, tuple[dict[str, list], list[Path]]]:
+    """{library: ({set name: questions}, files)}: both FinanceBench sets in one library, the papers in another."""
+    finance = {name: financebench_questions(BENCH / f"financebench_{name}") for name in ("dev", "subset")}
+    pdfs = sorted((BENCH / "financebench_dev" / "pdfs").glob("*.pdf"))
+    pdfs += sorted((BENCH / "financebench_subset" / "pdfs").glob("*.pdf"))
+    papers = {"papers": load_dataset(REPO / "eval" / "papers.jsonl")}
+    return {"financebench": (finance, pdfs), "papers": (papers, sorted((DATA / "papers").glob("*.pdf")))}
 
 
-def ranks_for(retriever, questions, strategy: str) -> list[int | None]:
-    """First gold rank (1-based, None past DEPTH) per question."""
-    return [first_hit_rank([h.chunk for h in retriever.retrieve(q.question, DEPTH, strategy)], q.gold)
-            for q in questions]
+def build_index(root: Path, embedder, pdfs: list[Path]):
+    """The knowledge base under `root` holding `pdfs` (already indexed files are skipped as duplicates); the
+    BM25 index is rebuilt from the store (~1 s), so a stale saved one never changes a figure."""
+    if (root / "bm25").exists():
+        shutil.rmtree(root / "bm25")
+    kb = open_knowledge_base(root, embedder)
+    results, took = seconds(lambda: kb.ingest_many(pdfs))
+    failed = [r for r in results if r.status == "failed"]
+    if failed:
+        raise SystemExit(f"could not index {', '.join(f'{r.file_name} ({r.reason})' for r in failed)}")
+    print(f"{root.name}: {kb.store.count()} chunks of {len(pdfs)} files ready in {took:.0f} s", flush=True)
+    return kb
 
 
 def scores(ranks: list[int | None]) -> dict:
@@ -75,157 +127,150 @@ def paired(a: list[int | None], b: list[int | None], seed: int = 0, rounds: int 
     """b − a per question (reciprocal rank and hit@5): mean, bootstrap 95% interval, questions up / down."""
     rr = np.array([[1 / r if r else 0.0 for r in ranks] for ranks in (a, b)])
     h5 = np.array([[1.0 if r and r <= 5 else 0.0 for r in ranks] for ranks in (a, b)])
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(a), size=(rounds, len(a)))
+    picks = np.random.default_rng(seed).integers(0, len(a), size=(rounds, len(a)))
     out = {}
     for name, m in (("mrr10", rr), ("hit5", h5)):
         diff = m[1] - m[0]
         boot = diff[picks].mean(axis=1)
-        out[name] = {"diff": round(float(diff.mean()), 3), "ci95": [round(float(x), 3) for x in
-                                                                    np.percentile(boot, [2.5, 97.5])],
+        out[name] = {"diff": round(float(diff.mean()), 3),
+                     "ci95": [round(float(x), 3) for x in np.percentile(boot, [2.5, 97.5])],
                      "better": int((diff > 0).sum()), "worse": int((diff < 0).sum())}
     return out
 
 
-def build_index(root: Path, embedder, pdfs: list[Path]):
-    """The knowledge base under `root` holding `pdfs` (already indexed files are skipped as duplicates).
-
-    The cached BM25 index is always rebuilt from the store (~1 s): a saved index outlives tokenizer changes
-    that forget to bump TOKENIZER_VERSION, and a stale one silently changed every bm25/hybrid figure once.
-    """
-    if (root / "bm25").exists():
-        shutil.rmtree(root / "bm25")
-    kb = open_knowledge_base(root, embedder)
-    results, took = seconds(lambda: kb.ingest_many(pdfs))
-    failed = [r for r in results if r.status == "failed"]
-    if failed:
-        raise SystemExit(f"could not index {', '.join(f'{r.file_name} ({r.reason})' for r in failed)}")
-    print(f"{root.name}: {kb.store.count()} chunks of {len(pdfs)} files ready in {took:.0f} s", flush=True)
-    return kb
-
-
-def evaluate(kb, embedder, questions) -> tuple[dict[str, list[int | None]], dict[str, float]]:
-    """Page ranks per strategy with the default retriever settings, and document hit@1 per strategy (the top
-    chunk comes from the right file: whether a retriever finds the filing before it finds the page)."""
-    retriever = HybridRetriever(kb.store, kb.keyword_index, embedder)
-    whole_files = [dataclasses.replace(q, gold=tuple(GoldSource(g.file) for g in q.gold)) for q in questions]
-    return ({s: ranks_for(retriever, questions, s) for s in STRATEGIES},
-            {s: round(hit_at_k(ranks_for(retriever, whole_files, s), 1), 3) for s in STRATEGIES})
-
-
-def sweep(kb, embedder, questions, default_ranks: list[int | None]) -> dict:
-    """Hybrid figures over GRID, fused here from each retriever's top 100 exactly as HybridRetriever fuses
-    them (no quoted phrases in these questions); the grid's default must give the retriever's own ranks."""
-    from advanced_retrieval import plan_query, reciprocal_rank_fusion
-
-    chunks = {c.id: c for c in kb.store.iter_chunks()}
-    index = kb.keyword_index.current(kb.store)
-    deep = max(GRID["candidates"])
-    vector = [[c.id for c, _ in kb.store.query(embedder.embed_query(q.question), deep)] for q in questions]
-    bm25 = [[cid for cid, _ in index.search(q.question, deep)] for q in questions]
-    exact = [plan_query(q.question).keyword_weight > 1 for q in questions]
-
-    def ranks(setting: dict) -> list[int | None]:
-        c = setting["candidates"]
-        return [first_hit_rank([chunks[cid] for cid, _ in reciprocal_rank_fusion(
-            [v[:c], b[:c]], k=setting["rrf_k"], weights=[1.0, setting["exact_weight" if e else "plain_weight"]])[:DEPTH]],
-            q.gold) for v, b, e, q in zip(vector, bm25, exact, questions, strict=True)]
-
-    names = list(GRID)
-    table = [dict(zip(names, values, strict=True)) for values in itertools.product(*(GRID[n] for n in names))]
-    results = [(setting, scores(ranks(setting))) for setting in table]
-    one_at_a_time = {f"{n}={v}": s for setting, s in results for n, v in setting.items()
-                     if v != DEFAULT[n] and all(setting[m] == DEFAULT[m] for m in names if m != n)}
-    top = sorted(results, key=lambda item: (-item[1]["mrr10"], -item[1]["hit5"]))[:5]
-    return {"default": scores(ranks(DEFAULT)), "matches_retriever": ranks(DEFAULT) == default_ranks,
-            "exact_term_questions": sum(exact), "one_at_a_time": one_at_a_time,
-            "best_by_mrr": [{**setting, **s} for setting, s in top]}
-
-
-def datasets(quick: bool) -> dict[str, tuple[list, list[Path]]]:
-    """{name: (questions, files)}: FinanceBench (its short filings in quick mode) and, in full mode, papers."""
-    questions = financebench_questions()
-    pdfs = sorted((FINANCEBENCH / "pdfs").glob("*.pdf"))
-    if quick:
-        questions = [q for q in questions if q.gold[0].file[:-4] in QUICK_DOCS]
-        pdfs = [p for p in pdfs if p.stem in QUICK_DOCS]
-    out = {"financebench-quick" if quick else "financebench": (questions, pdfs)}
-    if not quick:
-        out["papers"] = (load_dataset(REPO / "eval" / "papers.jsonl"), sorted((DATA / "papers").glob("*.pdf")))
+def evaluate(kb, embedder, sets: dict[str, list]) -> dict[str, dict[str, dict[str, list]]]:
+    """{config: {set: {strategy: first-hit ranks}}} over one library."""
+    out: dict = {}
+    for name, options in CONFIGS.items():
+        retriever = HybridRetriever(kb.store, kb.keyword_index, embedder, **options)
+        out[name] = {s: {strategy: [first_hit_rank([h.chunk for h in retriever.retrieve(q.question, DEPTH,
+                                                                                         strategy)], q.gold)
+                                    for q in questions] for strategy in STRATEGIES}
+                     for s, questions in sets.items()}
     return out
 
 
-def run_dataset(name: str, questions, pdfs, root: Path, models: Path, do_sweep: bool) -> dict:
-    """Every figure for one dataset: both embedders, every strategy, paired differences, the sweep."""
-    fig: dict = {"questions": len(questions), "files": len(pdfs)}
-    ranks: dict[str, dict] = {}
-    for label, quantized in (("fp32", False), ("int8", True)):
-        embedder = MemoQueries(OnnxEmbedder(models, quantized=quantized))
-        kb = build_index(root / f"{name}-{label}", embedder, pdfs)
-        fig["chunks"] = kb.store.count()
-        ranks[label], doc_hit1 = evaluate(kb, embedder, questions)
-        fig[label] = {s: scores(r) | {"doc_hit1": doc_hit1[s]} for s, r in ranks[label].items()}
-        if do_sweep and label == "fp32":
-            fig["hybrid_sweep_fp32"] = sweep(kb, embedder, questions, ranks[label]["hybrid"])
-    fp32, int8 = ranks["fp32"], ranks["int8"]
-    fig["ranks"] = {label: ranks[label] for label in ranks}
-    fig["int8_minus_fp32"] = {s: paired(fp32[s], int8[s]) for s in ("vector", "hybrid")}
-    fig["hybrid_minus"] = {s: paired(fp32[s], fp32["hybrid"]) for s in ("vector", "bm25")}
+def latency(kb, embedder, questions: list) -> dict[str, dict[str, float]]:
+    """Hybrid retrieve milliseconds per question (median, p90), "main" and "new" interleaved question by question."""
+    retrievers = {n: HybridRetriever(kb.store, kb.keyword_index, embedder, **CONFIGS[n]) for n in ("main", "new")}
+    took: dict[str, list[float]] = {n: [] for n in retrievers}
+    for q in questions:
+        for name, retriever in retrievers.items():
+            took[name].append(seconds(lambda r=retriever, q=q: r.retrieve(q.question, DEPTH, "hybrid"))[1])
+    return {n: summary_ms(t) for n, t in took.items()}
+
+
+def summary_ms(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"median_ms": round(1000 * statistics.median(ordered), 1),
+            "p90_ms": round(1000 * ordered[int(0.9 * (len(ordered) - 1))], 1)}
+
+
+def baseline(tree: Path, root: Path, models: Path, sets: dict[str, list]) -> dict:
+    """The baseline tree's ranks over `root` (its own retriever, run by its own python) and hybrid latency."""
+    questions = [q for qs in sets.values() for q in qs]
+    run = subprocess.run([str(tree / ".venv" / "bin" / "python"), "-c", _BASELINE_RANKS, str(root), str(models),
+                          str(DEPTH)], input=json.dumps([q.question for q in questions]), cwd=tree,
+                         capture_output=True, text=True, check=False, timeout=3600)
+    if run.returncode != 0:
+        raise SystemExit(f"baseline tree {tree} failed: {run.stderr[-2000:]}")
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    ranks: dict = {name: {} for name in sets}
+    for strategy, lists in got["ranks"].items():
+        pos = 0
+        for name, qs in sets.items():
+            ranks[name][strategy] = [first_hit_rank([_place(f, p) for f, p in places], q.gold)
+                                     for places, q in zip(lists[pos:pos + len(qs)], qs, strict=True)]
+            pos += len(qs)
+    return {"ranks": ranks, "latency": summary_ms(got["hybrid_seconds"])}
+
+
+def _place(file_name: str, page: int | None) -> Chunk:
+    """A stand-in chunk at (file, page): all that page-level matching reads of the baseline tree's hits."""
+    return Chunk(id="", doc_id="", file_name=file_name, file_type="pdf", text="", location=Location(page=page))
+
+
+def ingest_compare(tree: Path, models: Path, count: int) -> dict:
+    """Index `count` sample filings with this tree and the baseline tree, alternately, each in a fresh folder."""
+    pdfs = [str(BENCH / "financebench_dev" / "pdfs" / f"{name}.pdf") for name in INGEST_SAMPLE[:count]]
+    out: dict = {}
+    for label, where in (("baseline", tree), ("this", REPO)):
+        with tempfile.TemporaryDirectory(prefix=f"quality-ingest-{label}-") as scratch:
+            run = subprocess.run([str(where / ".venv" / "bin" / "python"), "-c", _INGEST, scratch, str(models),
+                                  *pdfs], cwd=where, capture_output=True, text=True, check=False, timeout=7200)
+        if run.returncode != 0:
+            raise SystemExit(f"ingest with {where} failed: {run.stderr[-2000:]}")
+        got = json.loads(run.stdout.strip().splitlines()[-1])
+        out[label] = {**got, "pages_per_s": round(got["pages"] / got["seconds"], 2),
+                      "chunks_per_s": round(got["chunks"] / got["seconds"], 2), "seconds": round(got["seconds"], 1)}
+    out["this_over_baseline_seconds"] = round(out["this"]["seconds"] / out["baseline"]["seconds"], 2)
+    return out
+
+
+def report(library: str, fig: dict) -> None:
+    print(f"\n== {library}: {fig['chunks']} chunks ==")
+    for name, per_set in fig["scores"].items():
+        for set_name, per_strategy in per_set.items():
+            for strategy, s in per_strategy.items():
+                print(f"  {set_name:<7} {name:<13} {strategy:<7} hit@1 {s['hit1']:.3f}  hit@5 {s['hit5']:.3f}  "
+                      f"hit@10 {s['hit10']:.3f}  MRR@10 {s['mrr10']:.3f}")
+    for label, per_set in fig["paired"].items():
+        for set_name, per_strategy in per_set.items():
+            for strategy, d in per_strategy.items():
+                print(f"  {set_name:<7} {label:<26} {strategy:<7} " + ", ".join(
+                    f"{m} {v['diff']:+.3f} CI {v['ci95']} (+{v['better']}/-{v['worse']})" for m, v in d.items()))
+    if "baseline_matches_main" in fig:
+        print(f"  baseline tree ranks == 'main' configuration: {fig['baseline_matches_main']}")
+    print(f"  hybrid latency: {fig['latency']}")
+
+
+def run_library(library: str, sets: dict, pdfs: list[Path], args, embedder) -> dict:
+    root = args.data_dir / library
+    kb = build_index(root, embedder, pdfs)
+    ranks = evaluate(kb, embedder, sets)
+    fig = {"chunks": kb.store.count(), "questions": {s: len(q) for s, q in sets.items()}, "ranks": ranks,
+           "scores": {c: {s: {st: scores(r) for st, r in per.items()} for s, per in by_set.items()}
+                      for c, by_set in ranks.items()}}
+    fig["paired"] = {f"{c} - main": {s: {st: paired(ranks["main"][s][st], ranks[c][s][st]) for st in STRATEGIES}
+                                     for s in sets} for c in CONFIGS if c != "main"}
+    fig["latency"] = latency(kb, embedder, [q for qs in sets.values() for q in qs])
+    if args.baseline_tree:
+        base_root = args.baseline_data_dir / library if args.baseline_data_dir else root
+        base = baseline(args.baseline_tree, base_root, args.data_dir / "models", sets)
+        fig["latency"]["baseline_tree"] = base["latency"]
+        fig["paired"]["new - baseline tree"] = {s: {st: paired(base["ranks"][s][st], ranks["new"][s][st])
+                                                    for st in STRATEGIES} for s in sets}
+        if base_root == root:
+            fig["baseline_matches_main"] = base["ranks"] == ranks["main"]
+        fig["scores"]["baseline_tree"] = {s: {st: scores(r) for st, r in per.items()}
+                                          for s, per in base["ranks"].items()}
     return fig
-
-
-def int8_verdict(figures: dict) -> tuple[str, str]:
-    """("int8" | "fp32", why): int8 only when no dataset shows a loss beyond the bootstrap noise."""
-    losses = [f"{d} {s} {m} {v[m]['diff']:+.3f} (95% CI {v[m]['ci95']})"
-              for d, fig in figures.items() for s, v in fig["int8_minus_fp32"].items()
-              for m in ("mrr10", "hit5") if v[m]["ci95"][1] < 0]
-    if losses:
-        return "fp32", "int8 loses beyond noise: " + "; ".join(losses)
-    worst = min(v[m]["diff"] for fig in figures.values() for v in fig["int8_minus_fp32"].values()
-                for m in ("mrr10", "hit5"))
-    return "int8", f"no loss beyond noise (every 95% interval of int8 - fp32 reaches 0; worst mean {worst:+.3f})"
-
-
-def report(name: str, fig: dict) -> None:
-    print(f"\n== {name}: {fig['questions']} questions, {fig['files']} files, {fig['chunks']} chunks ==")
-    for label in ("fp32", "int8"):
-        for strategy, s in fig[label].items():
-            print(f"  {label} {strategy:<7} hit@1 {s['hit1']:.3f}  hit@5 {s['hit5']:.3f}  hit@10 {s['hit10']:.3f}"
-                  f"  MRR@10 {s['mrr10']:.3f}  (file hit@1 {s['doc_hit1']:.3f})")
-    for title, table in (("int8 - fp32 ", fig["int8_minus_fp32"]), ("hybrid - ", fig["hybrid_minus"])):
-        for strategy, d in table.items():
-            print(f"  {title}{strategy}: " + ", ".join(
-                f"{m} {v['diff']:+.3f} CI {v['ci95']} (+{v['better']}/-{v['worse']})" for m, v in d.items()))
-    grid = fig.get("hybrid_sweep_fp32")
-    if grid:
-        print(f"  fusion grid (fp32; {grid['exact_term_questions']} questions with exact terms; default reproduces "
-              f"the retriever: {grid['matches_retriever']}):")
-        rows = {"default": grid["default"], **grid["one_at_a_time"]}
-        rows.update({" ".join(f"{k}={v}" for k, v in b.items() if k in GRID): b for b in grid["best_by_mrr"]})
-        for label, s in rows.items():
-            print(f"    {label:<62} hit@1 {s['hit1']:.3f}  hit@5 {s['hit5']:.3f}  MRR@10 {s['mrr10']:.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="FinanceBench's six short filings, no sweep")
     parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-quality",
-                        help="where the indexes are kept between runs")
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-models",
-                        help="ONNX model cache (exported once)")
+                        help="where the indexes (and the exported model) are kept between runs")
+    parser.add_argument("--baseline-tree", type=Path, help="a worktree of today's main with its .venv")
+    parser.add_argument("--baseline-data-dir", type=Path,
+                        help="the baseline tree's own indexes, when this tree indexes differently")
+    parser.add_argument("--ingest", type=int, default=0, help="compare ingest on this many sample filings (0-3)")
+    parser.add_argument("--only", choices=("financebench", "papers"), help="one library only")
     args = parser.parse_args()
     logging.getLogger("advanced_retrieval.knowledge_base").setLevel(logging.ERROR)  # "repaired": the rebuild above
-    if not FINANCEBENCH.is_dir():
-        sys.exit(f"{FINANCEBENCH} is absent: nothing to measure")
-    figures = {name: run_dataset(name, questions, pdfs, args.data_dir, args.cache,
-                                 do_sweep=not args.quick)
-               for name, (questions, pdfs) in datasets(args.quick).items()}
-    for name, fig in figures.items():
-        report(name, fig)
-    choice, why = int8_verdict(figures)
-    print(f"\ndefault embedder: {choice} - {why}")
-    print(json.dumps({"bench": "quality", "quick": args.quick, "depth": DEPTH, "datasets": figures,
-                      "default_embedder": choice, "why": why}))
+    if not (BENCH / "financebench_dev").is_dir():
+        sys.exit(f"{BENCH / 'financebench_dev'} is absent: nothing to measure")
+    embedder = OnnxEmbedder(args.data_dir / "models", quantized=False)
+    figures = {library: run_library(library, sets, pdfs, args, embedder)
+               for library, (sets, pdfs) in question_sets().items() if args.only in (None, library)}
+    for library, fig in figures.items():
+        report(library, fig)
+    out = {"bench": "quality", "depth": DEPTH, "configs": CONFIGS, "libraries": figures}
+    if args.ingest and args.baseline_tree:
+        started = time.perf_counter()
+        out["ingest"] = ingest_compare(args.baseline_tree, args.data_dir / "models", args.ingest)
+        print(f"\ningest ({time.perf_counter() - started:.0f} s): {json.dumps(out['ingest'])}")
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

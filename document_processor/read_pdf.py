@@ -24,8 +24,17 @@ import pypdfium2.raw as pdfium_c
 from pypdf.errors import DependencyError
 
 from document_processor import ocr
-from document_processor.blocks import Block, Reading, clean_text, one_line
+from document_processor.blocks import (
+    Block,
+    Reading,
+    clean_text,
+    drop_empty_columns,
+    markdown_table,
+    one_line,
+    table_text,
+)
 from document_processor.ocr import OcrLog, OcrPage, OcrUnavailable
+from document_processor.pdf_tables import PageTable, carry_header, find_tables, looks_tabular, page_parts
 from document_processor.types import DocumentError, Location
 
 MAX_OUTLINE_ITEMS = 2000  # outlines can loop or be huge; headings are a nicety, never worth a hang
@@ -47,6 +56,7 @@ class OpenPdf:
     close: Callable[[], None] = lambda: None
     needs_ocr: Callable[[int, str], bool] = lambda index, text: False
     ocr: Callable[[int], OcrPage] | None = None  # None: this library cannot render pages (pypdf)
+    tables: Callable[[int], list[str | PageTable]] | None = None  # a page's text and tables; None: no boxes (pypdf)
 
 
 def read_pdf(data: bytes, name: str, progress=None) -> Reading:
@@ -65,17 +75,23 @@ def _read_pages(pdf: OpenPdf, name: str, progress) -> Reading:
     if pdf.page_count == 0:
         raise DocumentError(name, "empty", "the PDF has no pages")
     headings = _page_headings(pdf.outline, pdf.page_count)
-    blocks, failures, log = [], [], OcrLog()
+    blocks, failures, notes, log, previous = [], [], [], OcrLog(), None
     for index in range(pdf.page_count):
         try:
-            text = _page_text(pdf, index, log, progress)
+            text, from_layer = _page_text(pdf, index, log, progress)
         except MemoryError:
             raise
         except Exception as exc:  # one broken page must not cost the other pages; it is reported, not hidden
-            failures.append(f"p. {index + 1}: {one_line(f'{type(exc).__name__}: {exc}', 160)}")
+            failures.append(f"p. {index + 1}: {_reason(exc)}")
             continue
-        parts = _split_at_headings(text, *headings[index])
-        blocks.extend(Block(part, Location(page=index + 1), path) for part, path in parts)
+        parts = _table_parts(pdf, index, text, notes) if from_layer else []
+        if parts:
+            page_blocks, previous = _table_page_blocks(parts, *headings[index], index + 1, previous)
+            blocks.extend(page_blocks)
+        else:
+            previous = None
+            parts = _split_at_headings(text, *headings[index])
+            blocks.extend(Block(part, Location(page=index + 1), path) for part, path in parts)
         if progress is not None:
             progress("reading", index + 1, pdf.page_count)
     if not blocks:
@@ -84,28 +100,68 @@ def _read_pages(pdf: OpenPdf, name: str, progress) -> Reading:
         if log.unread:
             raise DocumentError(name, "no_text", f"the pages are scanned images without a text layer, and {log.unavailable}")
         raise DocumentError(name, "no_text", "no extractable text (scanned or image-only?)")
-    warnings = pdf.warnings + [f"{f} (page skipped)" for f in failures] + log.warnings()
+    warnings = pdf.warnings + [f"{f} (page skipped)" for f in failures] + notes + log.warnings()
     # Without a metadata title the file stem names a PDF better than its first bookmark ("1 Introduction").
     return Reading(tuple(blocks), "pages", pdf.page_count, pdf.title, tuple(warnings))
 
 
-def _page_text(pdf: OpenPdf, index: int, log: OcrLog, progress) -> str:
-    """The page's text layer, or what OCR reads on it when the layer is missing or garbage on a scan."""
+def _reason(exc: BaseException) -> str:
+    return one_line(f"{type(exc).__name__}: {exc}", 160)
+
+
+def _page_text(pdf: OpenPdf, index: int, log: OcrLog, progress) -> tuple[str, bool]:
+    """The page's text layer, or what OCR reads on it when the layer is missing or garbage on a scan;
+    and whether the text is the layer's (only then do its character boxes show tables)."""
     text = clean_text(pdf.page_text(index))
     if pdf.ocr is None or not pdf.needs_ocr(index, text):
-        return text
+        return text, True
     garbage = text_layer_problem(text) == "garbage"
     try:
         ocr.check_available()
     except OcrUnavailable as exc:
         log.skip(index + 1, str(exc))
-        return "" if garbage else text
+        return ("", False) if garbage else (text, True)
     if progress is not None:
         progress("ocr", index + 1, pdf.page_count)
     page = pdf.ocr(index)
     log.record(index + 1, page)
     found = clean_text(page.text())
-    return found if garbage or _letters(found) > _letters(text) else text
+    return (found, False) if garbage or _letters(found) > _letters(text) else (text, True)
+
+
+def _table_parts(pdf: OpenPdf, index: int, text: str, notes: list[str]) -> list[str | PageTable]:
+    """The page as text and tables when it has figures laid out in columns; [] to read it as text.
+
+    A page whose layout cannot be read keeps its plain text, and a warning says so.
+    """
+    if pdf.tables is None or not looks_tabular(text):
+        return []
+    try:
+        return pdf.tables(index)
+    except MemoryError:
+        raise
+    except Exception as exc:  # the page's text was read; only its tables are lost, and that is reported
+        notes.append(f"p. {index + 1}: tables read as plain text ({_reason(exc)})")
+        return []
+
+
+def _table_page_blocks(parts: list[str | PageTable], at_start: tuple[str, ...], starting: list[tuple[str, ...]],
+                       page: int, previous: PageTable | None) -> tuple[list[Block], PageTable | None]:
+    """Blocks of a page with tables: text cut at its headings as on any page; each table under the heading
+    in effect plus its own title, with the header of the previous page's last table when it continues it."""
+    blocks, path, location = [], at_start, Location(page=page)
+    for part in parts:
+        if isinstance(part, str):
+            pieces = _split_at_headings(clean_text(part), path, starting)
+            blocks.extend(Block(text, location, heading) for text, heading in pieces)
+            path, starting = (starting[-1] if starting else path), []
+            continue
+        previous = carry_header(part, previous)
+        header, *rows = drop_empty_columns([previous.header, *previous.rows])
+        table = markdown_table(header, rows)
+        heading = (*path, one_line(previous.title, 80)) if previous.title else path
+        blocks.append(Block(table_text(table), location, heading, table))
+    return blocks, previous
 
 
 def text_layer_problem(text: str) -> str | None:
@@ -168,7 +224,16 @@ def open_with_pdfium(data: bytes) -> OpenPdf:
     title = _clean_title(document.get_metadata_dict().get("Title", ""))
     return OpenPdf(len(document), page_text, title, outline, warnings, document.close,
                    needs_ocr=lambda index, text: on_page(index, lambda page: page_needs_ocr(page, text)),
-                   ocr=lambda index: on_page(index, ocr_pdf_page))
+                   ocr=lambda index: on_page(index, ocr_pdf_page), tables=lambda index: on_page(index, _tables))
+
+
+def _tables(page) -> list[str | PageTable]:
+    textpage = page.get_textpage()
+    try:
+        tables = find_tables(textpage)
+        return page_parts(textpage, tables) if tables else []
+    finally:
+        textpage.close()
 
 
 def _pdfium_outline(document) -> list[tuple[int, tuple[str, ...]]]:

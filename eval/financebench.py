@@ -1,11 +1,15 @@
-"""FinanceBench subset → our dataset format, and an evaluation run over its 11 PDFs.
+"""FinanceBench (the dev set and the subset, one library) → our dataset format, and an evaluation run over them.
 
-    .venv/bin/python eval/financebench.py [--source DIR] [--out FILE.jsonl] [--data-dir DIR]
+    .venv/bin/python eval/financebench.py [--source DIR]... [--out FILE.jsonl] [--data-dir DIR]
                                           [--strategy S]... [--gemini] [--json] [--quick]
 
-The converted questions are written to a temporary (or given) path and never committed: FinanceBench is
-CC BY-NC 4.0. Evidence pages in the source are ZERO-based (`evidence_page_num`; checked by finding each
-evidence text on that page index with pypdf), so they are shifted by one to our 1-based pages. FinanceBench
+By default both sets are indexed together, as a user's library would hold them: financebench_dev (21 full
+filings, 42 questions; the set retrieval is tuned on) and financebench_subset (11 filings, 29 questions; held
+out). --source picks set folders (repeatable). The converted questions are written to a temporary (or given)
+path and never committed: FinanceBench is CC BY-NC 4.0. Evidence pages in both sets are ZERO-based
+(`evidence_page_num`; checked by finding each evidence text on that page index with pypdf: all 32 passages of
+the subset, 58 of the dev set's 60 (two are not found on any nearby page), none one page off), so they are
+shifted by one to our 1-based pages. FinanceBench
 answers are free text; the key facts checked here are the figures and names those answers state (KEY_FACTS,
 our annotation). Answers that need arithmetic the documents do not print are expected to fail offline.
 """
@@ -20,7 +24,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 QUICK_MAX_PAGES = 27  # --quick keeps the short filings: ~400 chunks to embed instead of ~2,300
-SOURCE = REPO.parent / "shared" / "data" / "bench" / "financebench_subset"
+BENCH = REPO.parent / "shared" / "data" / "bench"
+SOURCES = (BENCH / "financebench_dev", BENCH / "financebench_subset")
 
 # Key facts per FinanceBench id, as groups of accepted alternatives, taken from each reference answer.
 KEY_FACTS: dict[str, list[list[str]]] = {
@@ -71,17 +76,27 @@ def convert_record(record: dict) -> dict:
     return line
 
 
-def convert(source: Path, out: Path) -> int:
-    """Write `source`/questions.jsonl in our format to `out`; returns the number of questions."""
-    lines = [convert_record(json.loads(raw)) for raw in (source / "questions.jsonl").read_text().splitlines()
-             if raw.strip()]
+def convert(sources: Path | list[Path], out: Path) -> int:
+    """Write each source's questions.jsonl in our format to `out`, one file; returns the number of questions."""
+    lines = [convert_record(json.loads(raw)) for source in ([sources] if isinstance(sources, Path) else sources)
+             for raw in (source / "questions.jsonl").read_text().splitlines() if raw.strip()]
     out.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return len(lines)
 
 
+def _linked_pdfs(sources: list[Path], folder: Path) -> Path:
+    """One folder of links to every source's PDFs (the library a user would build from both sets)."""
+    folder.mkdir()
+    for source in sources:
+        for pdf in sorted((source / "pdfs").glob("*.pdf")):
+            (folder / pdf.name).symlink_to(pdf)
+    return folder
+
+
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", type=Path, default=SOURCE, help="the financebench_subset folder")
+    parser.add_argument("--source", type=Path, action="append", dest="sources",
+                        help="a FinanceBench set folder (repeatable; default: financebench_dev and _subset)")
     parser.add_argument("--out", type=Path, help="where to write the converted JSONL (default: a temp file)")
     parser.add_argument("--data-dir", type=Path, help="index folder (default: a temp folder, deleted after)")
     parser.add_argument("--strategy", action="append", dest="strategies", help="hybrid, vector, bm25 (repeatable)")
@@ -98,14 +113,16 @@ def main(argv: list[str] | None = None) -> int:
     from evaluation import eval_command
 
     args = _arguments(argv)
-    if not (args.source / "questions.jsonl").is_file():
-        print(f"no FinanceBench subset at {args.source}", file=sys.stderr)
+    sources = args.sources or list(SOURCES)
+    missing = [s for s in sources if not (s / "questions.jsonl").is_file()]
+    if missing:
+        print(f"no FinanceBench set at {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="financebench-") as scratch:
         out = args.out or Path(scratch) / "financebench.jsonl"
-        count = convert(args.source, out)
+        count = convert(sources, out)
         print(f"{count} questions converted to {out}", file=sys.stderr)
-        docs = args.source / "pdfs"
+        docs = _linked_pdfs(sources, Path(scratch) / "pdfs")
         if args.quick:
             out, docs = _quick_subset(out, docs, Path(scratch))
         return eval_command(out, args.data_dir or Path(scratch) / "index", docs=docs, offline=not args.gemini,

@@ -3,7 +3,7 @@
     .venv/bin/python eval/replay.py --data-dir /tmp/papers eval/papers.jsonl [--data-dir /tmp/heldout eval/heldout.jsonl]
 
 No model can be called here, so the measurement replays the kinds of answer a real model gives, through the real
-ChatGoogleGenerativeAI client and a local Gemini stub (tests/gemini_stub.py) on 127.0.0.1, over an index the
+ChatGoogleGenerativeAI client and a local Gemini stub (harness/gemini_stub.py) on 127.0.0.1, over an index the
 eval already built (run the offline eval first: papers with cli.py eval, held-out with eval/heldout.py). For each
 question, from the passages the engine really retrieved and sent:
 - right: the sentence that states the gold answer, cited to its passage;

@@ -1,7 +1,7 @@
 """The Streamlit app through streamlit.testing's AppTest, with the hashing embedder and a tmp data dir per test.
 
 Uploads go through the real file_uploader widget (AppTest 1.67 drives it), questions through chat_input;
-Gemini mode runs against the local stub server in tests/gemini_stub.py.
+Gemini mode runs against the local stub server in harness/gemini_stub.py.
 """
 
 from __future__ import annotations

@@ -525,6 +525,22 @@ def test_financebench_conversion_points_at_the_evidence_pages(shared_data, tmp_p
             assert len(wanted & found) >= 0.8 * len(wanted), (q.id, page)
 
 
+
+@pytest.mark.shared
+def test_financebench_both_sets_convert_into_one_dataset_with_zero_based_pages_shifted(shared_data, tmp_path):
+    """The dev set and the subset become one dataset (one library); the dev set's pages are 0-based too."""
+    fb = _financebench_module()
+    sets = [shared_data / "bench" / "financebench_dev", shared_data / "bench" / "financebench_subset"]
+    out = tmp_path / "fb.jsonl"
+    assert fb.convert(sets, out) == 42 + 29
+    questions = load_dataset(out)
+    raw = [json.loads(line) for line in (sets[0] / "questions.jsonl").read_text().splitlines() if line.strip()]
+    for q, record in zip(questions, raw, strict=False):
+        pages = {int(e["evidence_page_num"]) + 1 for e in record["evidence"]}
+        assert set(q.gold[0].pages) == pages
+    docs = fb._linked_pdfs(sets, tmp_path / "pdfs")
+    assert len(list(docs.glob("*.pdf"))) == 21 + 11
+
 # --- calibration: reliability table and AUROC ------------------------------------------------------------------
 
 def test_reliability_table_bands_by_hand():

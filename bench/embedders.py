@@ -1,0 +1,232 @@
+"""Retrieval quality per embedder (fp32 against int8 ONNX) and a hybrid fusion grid, on the FinanceBench subset.
+
+    .venv/bin/python bench/embedders.py --quick   # FinanceBench's short filings only (~400 chunks), no sweep
+    .venv/bin/python bench/embedders.py           # all 11 FinanceBench PDFs in one index + the papers set, sweep
+
+Page-level hit@1, hit@5, hit@10 and MRR@10 (evaluation.metrics: a hit is a chunk of the gold file on a gold
+page) for vector, bm25, hybrid and auto, once on an fp32 index and once on an int8 index of the same chunks; in full mode, a grid of hybrid
+fusion settings (see GRID).
+Noise: with 29 questions one question moves hit@k by 0.034, so differences come with a paired bootstrap 95%
+interval over questions and the count of questions that got better or worse. The int8/fp32 verdict: int8 only
+if, on every dataset, neither vector nor hybrid loses more MRR@10 or hit@5 than the bootstrap's noise (the
+interval of int8 − fp32 reaches 0 or above). Indexes are cached under --data-dir (default a fixed folder in
+the temp directory), so reruns skip the embedding (~7 min for both indexes here). The last line printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import logging
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from common import DATA, FINANCEBENCH, REPO, financebench_questions, open_knowledge_base, seconds
+
+from advanced_retrieval import HybridRetriever
+from evaluation import GoldSource, first_hit_rank, hit_at_k, load_dataset, mrr
+from vector_db import OnnxEmbedder
+
+STRATEGIES = ("vector", "bm25", "hybrid", "auto")
+DEPTH = 10
+QUICK_DOCS = ("AMCOR_2023Q4_EARNINGS", "JOHNSON_JOHNSON_2022Q4_EARNINGS", "JOHNSON_JOHNSON_2023_8K_dated-2023-08-30",
+              "MGMRESORTS_2022Q4_EARNINGS", "PEPSICO_2023Q1_EARNINGS", "ULTABEAUTY_2023Q4_EARNINGS")
+# The fusion grid of the full run: BM25 candidates and vector candidates per retriever, the RRF constant, BM25's
+# weight for questions with exact terms (the retriever's keyword_weight) and for plain questions (fixed at 1 in
+# the retriever; a bench-only knob, to see whether BM25 should count less everywhere).
+GRID = {"candidates": (30, 60, 100), "rrf_k": (10, 30, 60, 100), "exact_weight": (0.5, 1.0, 2.0, 3.0),
+        "plain_weight": (0.5, 1.0)}
+DEFAULT = {"candidates": 30, "rrf_k": 60, "exact_weight": 2.0, "plain_weight": 1.0}
+
+
+class MemoQueries:
+    """The embedder with query vectors remembered: the sweep asks the same questions many times."""
+
+    def __init__(self, embedder):
+        self.inner, self.name, self.dim, self._memo = embedder, embedder.name, embedder.dim, {}
+
+    def embed(self, texts, progress=None):
+        return self.inner.embed(texts, progress=progress)
+
+    def embed_query(self, text):
+        if text not in self._memo:
+            self._memo[text] = self.inner.embed_query(text)
+        return self._memo[text]
+
+
+def ranks_for(retriever, questions, strategy: str) -> list[int | None]:
+    """First gold rank (1-based, None past DEPTH) per question."""
+    return [first_hit_rank([h.chunk for h in retriever.retrieve(q.question, DEPTH, strategy)], q.gold)
+            for q in questions]
+
+
+def scores(ranks: list[int | None]) -> dict:
+    """hit@1, hit@5, hit@10 and MRR@10 of first-hit ranks."""
+    return {"hit1": round(hit_at_k(ranks, 1), 3), "hit5": round(hit_at_k(ranks, 5), 3),
+            "hit10": round(hit_at_k(ranks, 10), 3), "mrr10": round(mrr(ranks, DEPTH), 3)}
+
+
+def paired(a: list[int | None], b: list[int | None], seed: int = 0, rounds: int = 10_000) -> dict:
+    """b − a per question (reciprocal rank and hit@5): mean, bootstrap 95% interval, questions up / down."""
+    rr = np.array([[1 / r if r else 0.0 for r in ranks] for ranks in (a, b)])
+    h5 = np.array([[1.0 if r and r <= 5 else 0.0 for r in ranks] for ranks in (a, b)])
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(a), size=(rounds, len(a)))
+    out = {}
+    for name, m in (("mrr10", rr), ("hit5", h5)):
+        diff = m[1] - m[0]
+        boot = diff[picks].mean(axis=1)
+        out[name] = {"diff": round(float(diff.mean()), 3), "ci95": [round(float(x), 3) for x in
+                                                                    np.percentile(boot, [2.5, 97.5])],
+                     "better": int((diff > 0).sum()), "worse": int((diff < 0).sum())}
+    return out
+
+
+def build_index(root: Path, embedder, pdfs: list[Path]):
+    """The knowledge base under `root` holding `pdfs` (already indexed files are skipped as duplicates).
+
+    The cached BM25 index is always rebuilt from the store (~1 s): a saved index outlives tokenizer changes
+    that forget to bump TOKENIZER_VERSION, and a stale one silently changed every bm25/hybrid figure once.
+    """
+    if (root / "bm25").exists():
+        shutil.rmtree(root / "bm25")
+    kb = open_knowledge_base(root, embedder)
+    results, took = seconds(lambda: kb.ingest_many(pdfs))
+    failed = [r for r in results if r.status == "failed"]
+    if failed:
+        raise SystemExit(f"could not index {', '.join(f'{r.file_name} ({r.reason})' for r in failed)}")
+    print(f"{root.name}: {kb.store.count()} chunks of {len(pdfs)} files ready in {took:.0f} s", flush=True)
+    return kb
+
+
+def evaluate(kb, embedder, questions) -> tuple[dict[str, list[int | None]], dict[str, float]]:
+    """Page ranks per strategy with the default retriever settings, and document hit@1 per strategy (the top
+    chunk comes from the right file: whether a retriever finds the filing before it finds the page)."""
+    retriever = HybridRetriever(kb.store, kb.keyword_index, embedder)
+    whole_files = [dataclasses.replace(q, gold=tuple(GoldSource(g.file) for g in q.gold)) for q in questions]
+    return ({s: ranks_for(retriever, questions, s) for s in STRATEGIES},
+            {s: round(hit_at_k(ranks_for(retriever, whole_files, s), 1), 3) for s in STRATEGIES})
+
+
+def sweep(kb, embedder, questions, default_ranks: list[int | None]) -> dict:
+    """Hybrid figures over GRID, fused here from each retriever's top 100 exactly as HybridRetriever fuses
+    them (no quoted phrases in these questions); the grid's default must give the retriever's own ranks."""
+    from advanced_retrieval import plan_query, reciprocal_rank_fusion
+
+    chunks = {c.id: c for c in kb.store.iter_chunks()}
+    index = kb.keyword_index.current(kb.store)
+    deep = max(GRID["candidates"])
+    vector = [[c.id for c, _ in kb.store.query(embedder.embed_query(q.question), deep)] for q in questions]
+    bm25 = [[cid for cid, _ in index.search(q.question, deep)] for q in questions]
+    exact = [plan_query(q.question).keyword_weight > 1 for q in questions]
+
+    def ranks(setting: dict) -> list[int | None]:
+        c = setting["candidates"]
+        return [first_hit_rank([chunks[cid] for cid, _ in reciprocal_rank_fusion(
+            [v[:c], b[:c]], k=setting["rrf_k"], weights=[1.0, setting["exact_weight" if e else "plain_weight"]])[:DEPTH]],
+            q.gold) for v, b, e, q in zip(vector, bm25, exact, questions, strict=True)]
+
+    names = list(GRID)
+    table = [dict(zip(names, values, strict=True)) for values in itertools.product(*(GRID[n] for n in names))]
+    results = [(setting, scores(ranks(setting))) for setting in table]
+    one_at_a_time = {f"{n}={v}": s for setting, s in results for n, v in setting.items()
+                     if v != DEFAULT[n] and all(setting[m] == DEFAULT[m] for m in names if m != n)}
+    top = sorted(results, key=lambda item: (-item[1]["mrr10"], -item[1]["hit5"]))[:5]
+    return {"default": scores(ranks(DEFAULT)), "matches_retriever": ranks(DEFAULT) == default_ranks,
+            "exact_term_questions": sum(exact), "one_at_a_time": one_at_a_time,
+            "best_by_mrr": [{**setting, **s} for setting, s in top]}
+
+
+def datasets(quick: bool) -> dict[str, tuple[list, list[Path]]]:
+    """{name: (questions, files)}: FinanceBench (its short filings in quick mode) and, in full mode, papers."""
+    questions = financebench_questions()
+    pdfs = sorted((FINANCEBENCH / "pdfs").glob("*.pdf"))
+    if quick:
+        questions = [q for q in questions if q.gold[0].file[:-4] in QUICK_DOCS]
+        pdfs = [p for p in pdfs if p.stem in QUICK_DOCS]
+    out = {"financebench-quick" if quick else "financebench": (questions, pdfs)}
+    if not quick:
+        out["papers"] = (load_dataset(REPO / "eval" / "papers.jsonl"), sorted((DATA / "papers").glob("*.pdf")))
+    return out
+
+
+def run_dataset(name: str, questions, pdfs, root: Path, models: Path, do_sweep: bool) -> dict:
+    """Every figure for one dataset: both embedders, every strategy, paired differences, the sweep."""
+    fig: dict = {"questions": len(questions), "files": len(pdfs)}
+    ranks: dict[str, dict] = {}
+    for label, quantized in (("fp32", False), ("int8", True)):
+        embedder = MemoQueries(OnnxEmbedder(models, quantized=quantized))
+        kb = build_index(root / f"{name}-{label}", embedder, pdfs)
+        fig["chunks"] = kb.store.count()
+        ranks[label], doc_hit1 = evaluate(kb, embedder, questions)
+        fig[label] = {s: scores(r) | {"doc_hit1": doc_hit1[s]} for s, r in ranks[label].items()}
+        if do_sweep and label == "fp32":
+            fig["hybrid_sweep_fp32"] = sweep(kb, embedder, questions, ranks[label]["hybrid"])
+    fp32, int8 = ranks["fp32"], ranks["int8"]
+    fig["ranks"] = {label: ranks[label] for label in ranks}
+    fig["int8_minus_fp32"] = {s: paired(fp32[s], int8[s]) for s in ("vector", "hybrid")}
+    fig["hybrid_minus"] = {s: paired(fp32[s], fp32["hybrid"]) for s in ("vector", "bm25")}
+    return fig
+
+
+def int8_verdict(figures: dict) -> tuple[str, str]:
+    """("int8" | "fp32", why): int8 only when no dataset shows a loss beyond the bootstrap noise."""
+    losses = [f"{d} {s} {m} {v[m]['diff']:+.3f} (95% CI {v[m]['ci95']})"
+              for d, fig in figures.items() for s, v in fig["int8_minus_fp32"].items()
+              for m in ("mrr10", "hit5") if v[m]["ci95"][1] < 0]
+    if losses:
+        return "fp32", "int8 loses beyond noise: " + "; ".join(losses)
+    worst = min(v[m]["diff"] for fig in figures.values() for v in fig["int8_minus_fp32"].values()
+                for m in ("mrr10", "hit5"))
+    return "int8", f"no loss beyond noise (every 95% interval of int8 - fp32 reaches 0; worst mean {worst:+.3f})"
+
+
+def report(name: str, fig: dict) -> None:
+    print(f"\n== {name}: {fig['questions']} questions, {fig['files']} files, {fig['chunks']} chunks ==")
+    for label in ("fp32", "int8"):
+        for strategy, s in fig[label].items():
+            print(f"  {label} {strategy:<7} hit@1 {s['hit1']:.3f}  hit@5 {s['hit5']:.3f}  hit@10 {s['hit10']:.3f}"
+                  f"  MRR@10 {s['mrr10']:.3f}  (file hit@1 {s['doc_hit1']:.3f})")
+    for title, table in (("int8 - fp32 ", fig["int8_minus_fp32"]), ("hybrid - ", fig["hybrid_minus"])):
+        for strategy, d in table.items():
+            print(f"  {title}{strategy}: " + ", ".join(
+                f"{m} {v['diff']:+.3f} CI {v['ci95']} (+{v['better']}/-{v['worse']})" for m, v in d.items()))
+    grid = fig.get("hybrid_sweep_fp32")
+    if grid:
+        print(f"  fusion grid (fp32; {grid['exact_term_questions']} questions with exact terms; default reproduces "
+              f"the retriever: {grid['matches_retriever']}):")
+        rows = {"default": grid["default"], **grid["one_at_a_time"]}
+        rows.update({" ".join(f"{k}={v}" for k, v in b.items() if k in GRID): b for b in grid["best_by_mrr"]})
+        for label, s in rows.items():
+            print(f"    {label:<62} hit@1 {s['hit1']:.3f}  hit@5 {s['hit5']:.3f}  MRR@10 {s['mrr10']:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="FinanceBench's six short filings, no sweep")
+    parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-quality",
+                        help="where the indexes are kept between runs")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-models",
+                        help="ONNX model cache (exported once)")
+    args = parser.parse_args()
+    logging.getLogger("advanced_retrieval.knowledge_base").setLevel(logging.ERROR)  # "repaired": the rebuild above
+    if not FINANCEBENCH.is_dir():
+        sys.exit(f"{FINANCEBENCH} is absent: nothing to measure")
+    figures = {name: run_dataset(name, questions, pdfs, args.data_dir, args.cache,
+                                 do_sweep=not args.quick)
+               for name, (questions, pdfs) in datasets(args.quick).items()}
+    for name, fig in figures.items():
+        report(name, fig)
+    choice, why = int8_verdict(figures)
+    print(f"\ndefault embedder: {choice} - {why}")
+    print(json.dumps({"bench": "quality", "quick": args.quick, "depth": DEPTH, "datasets": figures,
+                      "default_embedder": choice, "why": why}))
+
+
+if __name__ == "__main__":
+    main()

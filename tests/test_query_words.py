@@ -1,0 +1,201 @@
+"""Queries in the document's words (vocabulary expansion of the BM25 query) and one hit per page."""
+
+from __future__ import annotations
+
+import pytest
+
+from advanced_retrieval import BM25Index, Filters, HybridRetriever, KeywordIndex
+from advanced_retrieval.expansion import EXPANSION_SHARE, expansion_phrases, expansion_query
+from advanced_retrieval.vocabulary import ENTRIES
+from document_processor import Chunk, Location, ParsedDocument, chunk_id
+from vector_db import VectorStore, make_client
+
+
+def chunk(text: str, page: int, ordinal: int, doc_id: str = "filing") -> Chunk:
+    loc = Location(page=page)
+    return Chunk(id=chunk_id(doc_id, loc, ordinal, text), doc_id=doc_id, file_name=f"{doc_id}.pdf", file_type="pdf",
+                 text=text, location=loc, ordinal=ordinal)
+
+
+def doc(chunks: list[Chunk], doc_id: str = "filing") -> ParsedDocument:
+    return ParsedDocument(doc_id=doc_id, file_name=f"{doc_id}.pdf", file_type="pdf", size_bytes=100, title=doc_id,
+                          unit_name="pages", units=max(c.location.page for c in chunks), chunks=tuple(chunks))
+
+
+# -- the vocabulary and its matching ----------------------------------------------------------------------------
+
+
+def test_metrics_and_abbreviations_expand_to_line_items_and_statements():
+    assert "net cash provided by operating activities" in expansion_phrases("What was free cash flow in 2022?")
+    assert "statements of cash flows" in expansion_phrases("Free-cash-flow of the group")
+    assert expansion_phrases("SG&A as a share of sales")[0] == "selling general and administrative expenses"
+    assert "depreciation and amortization" in expansion_phrases("How large was D&A?")
+    assert "operating income" in expansion_phrases("What is the operating margin?")
+    assert "term and termination" in expansion_phrases("Can the customer terminate early?")
+
+
+def test_multiword_forms_match_after_stemming_one_word_forms_only_as_written():
+    assert "capital expenditures" in expansion_phrases("the capital expenditure of the year")
+    assert expansion_phrases("How is the BLEU score computed?") == ()  # "compute" is a form, "computed" is not
+    assert expansion_phrases("") == expansion_phrases("   ") == ()
+    assert expansion_query("the weather in Paris") == ""
+
+
+def test_each_phrase_once_in_vocabulary_order():
+    phrases = expansion_phrases("free cash flow and capex")
+    assert len(phrases) == len(set(phrases))
+    assert phrases.index("net cash provided by operating activities") < phrases.index("additions to property and "
+                                                                                      "equipment")
+
+
+def test_vocabulary_entries_are_well_formed():
+    for forms, phrases in ENTRIES:
+        assert forms and phrases
+        assert all(f == f.lower() and f.strip() == f for f in forms)
+
+
+# -- weighing: the expansion never outweighs the user's own words ---------------------------------------------
+
+
+STATEMENTS = [
+    "free cash flow is a non-GAAP measure we discuss with investors",  # the user's words
+    "purchases of property and equipment, capital expenditures and other investing activities",  # the document's
+    "the weather was fine and nobody talked about money",
+]
+
+
+def test_expansion_reorders_but_never_lifts_a_chunk_above_the_users_words():
+    index = BM25Index.build([chunk(t, i + 1, i) for i, t in enumerate(STATEMENTS)])
+    plain = index.search("free cash flow", 3)
+    assert [cid for cid, _ in plain] == [index.chunk_ids[0]]  # only the chunk with the user's words
+    grown = index.search("free cash flow", 3, expansion=expansion_query("free cash flow"))
+    ids = [cid for cid, _ in grown]
+    assert ids[:2] == [index.chunk_ids[0], index.chunk_ids[1]]  # the statement now found, below the user's match
+    best_own = plain[0][1]
+    assert grown[1][1] <= EXPANSION_SHARE * best_own + 1e-6
+
+
+def test_expansion_alone_when_the_users_words_match_nothing():
+    index = BM25Index.build([chunk(t, i + 1, i) for i, t in enumerate(STATEMENTS[1:])])
+    assert index.search("fcf", 3) == []
+    found = index.search("fcf", 3, expansion=expansion_query("fcf"))
+    assert found and found[0][0] == index.chunk_ids[0]
+
+
+def test_expansion_tokens_already_in_the_query_count_once():
+    index = BM25Index.build([chunk(t, i + 1, i) for i, t in enumerate(STATEMENTS)])
+    same = index.search("capital expenditures", 3, expansion="capital expenditures")
+    assert same == index.search("capital expenditures", 3)
+
+
+def test_empty_index_and_empty_expansion():
+    empty = BM25Index.build([])
+    assert empty.search("free cash flow", 5, expansion="net cash provided") == []
+    index = BM25Index.build([chunk(t, i + 1, i) for i, t in enumerate(STATEMENTS)])
+    assert index.search("free cash flow", 3, expansion="") == index.search("free cash flow", 3)
+
+
+# -- one hit per page -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path, fake_embedder):
+    yield VectorStore(make_client(tmp_path / "data"), fake_embedder)
+
+
+PAGES = [  # (page, text): page 1 has three chunks about revenue, pages 2 and 3 one each
+    (1, "revenue grew in fiscal 2022 revenue by segment"),
+    (1, "revenue table continued revenue 2022 2021"),
+    (1, "revenue footnotes for the revenue table"),
+    (2, "revenue outlook for the next year"),
+    (3, "revenue recognition policy"),
+    (4, "the weather and the clouds"),
+]
+
+
+@pytest.mark.parametrize("strategy", ["bm25", "hybrid", "vector"])
+def test_a_page_takes_one_place_and_its_other_chunks_ride_along(store, tmp_path, fake_embedder, strategy):
+    store.add_document(doc([chunk(t, p, i) for i, (p, t) in enumerate(PAGES)]))
+    retriever = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    hits = retriever.retrieve("revenue 2022 revenue table", k=3, strategy=strategy)
+    pages = [h.chunk.location.page for h in hits]
+    assert len(pages) == len(set(pages)) == 3
+    assert [h.rank for h in hits] == [1, 2, 3]
+    first_page = next(h for h in hits if h.chunk.location.page == 1)
+    assert {c.location.page for c in first_page.page_chunks} <= {1}
+    assert all(c.id != first_page.chunk.id for c in first_page.page_chunks)
+
+
+def test_one_per_page_off_gives_todays_chunk_ranking(store, tmp_path, fake_embedder):
+    store.add_document(doc([chunk(t, p, i) for i, (p, t) in enumerate(PAGES)]))
+    flat = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder, one_per_page=False)
+    hits = flat.retrieve("revenue 2022 revenue table", k=3, strategy="bm25")
+    assert [h.chunk.location.page for h in hits].count(1) >= 2
+    assert all(h.page_chunks == () for h in hits)
+
+
+def test_chunks_without_pages_are_never_grouped(store, tmp_path, fake_embedder):
+    chunks = [Chunk(id=chunk_id("notes", Location(lines=(i, i)), i, t), doc_id="notes", file_name="notes.txt",
+                    file_type="txt", text=t, location=Location(lines=(i, i)), ordinal=i)
+              for i, t in enumerate(["revenue one", "revenue two", "revenue three"])]
+    store.add_document(ParsedDocument(doc_id="notes", file_name="notes.txt", file_type="txt", size_bytes=10,
+                                      title="notes", unit_name="lines", units=3, chunks=tuple(chunks)))
+    retriever = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    assert len(retriever.retrieve("revenue", k=3, strategy="bm25")) == 3
+
+
+def test_the_vocabulary_finds_the_statement_through_the_retriever(store, tmp_path, fake_embedder):
+    store.add_document(doc([chunk(t, i + 1, i) for i, t in enumerate(STATEMENTS)]))
+    on = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    off = HybridRetriever(store, KeywordIndex(tmp_path / "bm25-off"), fake_embedder, expand=False)
+    assert [h.chunk.location.page for h in on.retrieve("free cash flow", k=2, strategy="bm25")] == [1, 2]
+    assert [h.chunk.location.page for h in off.retrieve("free cash flow", k=2, strategy="bm25")] == [1]
+    assert all(h.bm25_score == h.score for h in off.retrieve("free cash flow", k=2, strategy="bm25"))
+
+
+# -- documents the query names ----------------------------------------------------------------------------------
+
+
+def test_name_words_come_from_the_file_name_and_title():
+    from advanced_retrieval.naming import name_words, query_keys
+
+    assert name_words("GENERALMILLS_2020_10K.pdf") == {"generalmills", "2020", "10k"}
+    assert name_words("acme-lease.docx", "The Acme Lease of 2021") == {"acme", "lease", "2021"}
+    assert {"general", "mills", "generalmills", "fy2022", "fy", "2022"} <= query_keys("General Mills FY2022 capex")
+
+
+def records(*names):
+    from types import SimpleNamespace
+
+    return [SimpleNamespace(doc_id=f"d{i}", file_name=n, title="") for i, n in enumerate(names)]
+
+
+def test_the_best_named_documents_win_years_only_tell_siblings_apart():
+    from advanced_retrieval.naming import Names
+
+    names = Names.of(records("PEPSICO_2021_10K.pdf", "PEPSICO_2022_10K.pdf", "GENERALMILLS_2020_10K.pdf",
+                             "3M_2022_10K.pdf"))
+    assert names.named("What was PepsiCo's FY2022 capex?") == ("d1",)
+    assert names.named("How did PepsiCo's revenue change?") == ("d0", "d1")
+    assert names.named("What is General Mills's working capital?") == ("d2",)
+    assert names.named("Is 3M capital intensive?") == ("d3",)
+    assert names.named("What happened in 2022?") == ()  # a year alone names nothing
+    assert names.named("Which 10-K filings mention leases?") == ()  # a word every name shares names nothing
+    assert Names.of(records("only.pdf")).named("only") == ()
+
+
+def test_the_named_document_outranks_the_same_passage_in_a_sibling(store, tmp_path, fake_embedder):
+    text = "net cash provided by operating activities was 812 million in the year"
+    for name in ("ACME_2021_10K", "ACME_2022_10K", "GLOBEX_2022_10K", "INITECH_2022_10K"):
+        store.add_document(doc([chunk(f"{text} ({i})", i + 1, i, doc_id=name) for i in range(3)], doc_id=name))
+    routed = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    flat = HybridRetriever(store, KeywordIndex(tmp_path / "bm25-flat"), fake_embedder, route=False)
+    question = "Globex net cash provided by operating activities"
+    hits = routed.retrieve(question, k=3, strategy="hybrid")
+    assert {h.chunk.doc_id for h in hits} == {"GLOBEX_2022_10K"}
+    query = fake_embedder.embed_query(question)
+    for h in hits:  # the cosine of the search within the named document, as a vector search reports it
+        assert h.vector_score == pytest.approx(float(fake_embedder.embed([h.chunk.text])[0] @ query), abs=1e-5)
+    assert {h.chunk.doc_id for h in flat.retrieve(question, k=3, strategy="hybrid")} != {"GLOBEX_2022_10K"}
+    only_acme = Filters(doc_ids=("ACME_2021_10K",))  # the user's filter wins over the name
+    assert {h.chunk.doc_id for h in routed.retrieve(question, k=3, filters=only_acme)} == {"ACME_2021_10K"}
