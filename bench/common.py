@@ -88,3 +88,47 @@ def financebench_questions(source: Path = FINANCEBENCH) -> list:
 def median(values: Sequence[float]) -> float:
     """The median, 0.0 for no values."""
     return float(statistics.median(values)) if values else 0.0
+
+
+def scores(ranks: list[int | None], depth: int = 10) -> dict:
+    """hit@1, hit@5, hit@10 and MRR@`depth` of first-hit ranks (page-level retrieval benches)."""
+    from evaluation import hit_at_k, mrr
+
+    return {"hit1": round(hit_at_k(ranks, 1), 3), "hit5": round(hit_at_k(ranks, 5), 3),
+            "hit10": round(hit_at_k(ranks, 10), 3), "mrr10": round(mrr(ranks, depth), 3)}
+
+
+def paired(a: list[int | None], b: list[int | None], seed: int = 0, rounds: int = 10_000) -> dict:
+    """b − a per question (reciprocal rank and hit@5): mean, bootstrap 95% interval, questions up / down."""
+    import numpy as np
+
+    rr = np.array([[1 / r if r else 0.0 for r in ranks] for ranks in (a, b)])
+    h5 = np.array([[1.0 if r and r <= 5 else 0.0 for r in ranks] for ranks in (a, b)])
+    picks = np.random.default_rng(seed).integers(0, len(a), size=(rounds, len(a)))
+    out = {}
+    for name, m in (("mrr10", rr), ("hit5", h5)):
+        diff = m[1] - m[0]
+        boot = diff[picks].mean(axis=1)
+        out[name] = {"diff": round(float(diff.mean()), 3),
+                     "ci95": [round(float(x), 3) for x in np.percentile(boot, [2.5, 97.5])],
+                     "better": int((diff > 0).sum()), "worse": int((diff < 0).sum())}
+    return out
+
+
+def build_index(root: Path, embedder, pdfs: Sequence[Path]):
+    """The knowledge base under `root` holding `pdfs` (already indexed files are skipped as duplicates).
+
+    The cached BM25 index is always rebuilt from the store (~1 s): a saved index outlives tokenizer changes
+    that forget to bump TOKENIZER_VERSION, and a stale one silently changed every bm25/hybrid figure once.
+    """
+    import shutil
+
+    if (root / "bm25").exists():
+        shutil.rmtree(root / "bm25")
+    kb = open_knowledge_base(root, embedder)
+    results, took = seconds(lambda: kb.ingest_many(pdfs))
+    failed = [r for r in results if r.status == "failed"]
+    if failed:
+        raise SystemExit(f"could not index {', '.join(f'{r.file_name} ({r.reason})' for r in failed)}")
+    print(f"{root.name}: {kb.store.count()} chunks of {len(pdfs)} files ready in {took:.0f} s", flush=True)
+    return kb

@@ -20,16 +20,22 @@ import dataclasses
 import itertools
 import json
 import logging
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-from common import DATA, FINANCEBENCH, REPO, financebench_questions, open_knowledge_base, seconds
+from common import (
+    DATA,
+    FINANCEBENCH,
+    REPO,
+    build_index,
+    financebench_questions,
+    paired,
+    scores,
+)
 
 from advanced_retrieval import HybridRetriever
-from evaluation import GoldSource, first_hit_rank, hit_at_k, load_dataset, mrr
+from evaluation import GoldSource, first_hit_rank, hit_at_k, load_dataset
 from vector_db import OnnxEmbedder
 
 STRATEGIES = ("vector", "bm25", "hybrid", "auto")
@@ -63,45 +69,6 @@ def ranks_for(retriever, questions, strategy: str) -> list[int | None]:
     """First gold rank (1-based, None past DEPTH) per question."""
     return [first_hit_rank([h.chunk for h in retriever.retrieve(q.question, DEPTH, strategy)], q.gold)
             for q in questions]
-
-
-def scores(ranks: list[int | None]) -> dict:
-    """hit@1, hit@5, hit@10 and MRR@10 of first-hit ranks."""
-    return {"hit1": round(hit_at_k(ranks, 1), 3), "hit5": round(hit_at_k(ranks, 5), 3),
-            "hit10": round(hit_at_k(ranks, 10), 3), "mrr10": round(mrr(ranks, DEPTH), 3)}
-
-
-def paired(a: list[int | None], b: list[int | None], seed: int = 0, rounds: int = 10_000) -> dict:
-    """b − a per question (reciprocal rank and hit@5): mean, bootstrap 95% interval, questions up / down."""
-    rr = np.array([[1 / r if r else 0.0 for r in ranks] for ranks in (a, b)])
-    h5 = np.array([[1.0 if r and r <= 5 else 0.0 for r in ranks] for ranks in (a, b)])
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(a), size=(rounds, len(a)))
-    out = {}
-    for name, m in (("mrr10", rr), ("hit5", h5)):
-        diff = m[1] - m[0]
-        boot = diff[picks].mean(axis=1)
-        out[name] = {"diff": round(float(diff.mean()), 3), "ci95": [round(float(x), 3) for x in
-                                                                    np.percentile(boot, [2.5, 97.5])],
-                     "better": int((diff > 0).sum()), "worse": int((diff < 0).sum())}
-    return out
-
-
-def build_index(root: Path, embedder, pdfs: list[Path]):
-    """The knowledge base under `root` holding `pdfs` (already indexed files are skipped as duplicates).
-
-    The cached BM25 index is always rebuilt from the store (~1 s): a saved index outlives tokenizer changes
-    that forget to bump TOKENIZER_VERSION, and a stale one silently changed every bm25/hybrid figure once.
-    """
-    if (root / "bm25").exists():
-        shutil.rmtree(root / "bm25")
-    kb = open_knowledge_base(root, embedder)
-    results, took = seconds(lambda: kb.ingest_many(pdfs))
-    failed = [r for r in results if r.status == "failed"]
-    if failed:
-        raise SystemExit(f"could not index {', '.join(f'{r.file_name} ({r.reason})' for r in failed)}")
-    print(f"{root.name}: {kb.store.count()} chunks of {len(pdfs)} files ready in {took:.0f} s", flush=True)
-    return kb
 
 
 def evaluate(kb, embedder, questions) -> tuple[dict[str, list[int | None]], dict[str, float]]:

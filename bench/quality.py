@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import shutil
 import statistics
 import subprocess
 import sys
@@ -32,12 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-from common import DATA, REPO, financebench_questions, open_knowledge_base, seconds
+from common import DATA, REPO, build_index, financebench_questions, paired, scores, seconds
 
 from advanced_retrieval import HybridRetriever
 from document_processor import Chunk, Location
-from evaluation import first_hit_rank, hit_at_k, load_dataset, mrr
+from evaluation import first_hit_rank, load_dataset
 from vector_db import OnnxEmbedder
 
 STRATEGIES = ("vector", "bm25", "hybrid", "auto")
@@ -101,41 +99,6 @@ def question_sets() -> dict[str, tuple[dict[str, list], list[Path]]]:
     pdfs += sorted((BENCH / "financebench_subset" / "pdfs").glob("*.pdf"))
     papers = {"papers": load_dataset(REPO / "eval" / "papers.jsonl")}
     return {"financebench": (finance, pdfs), "papers": (papers, sorted((DATA / "papers").glob("*.pdf")))}
-
-
-def build_index(root: Path, embedder, pdfs: list[Path]):
-    """The knowledge base under `root` holding `pdfs` (already indexed files are skipped as duplicates); the
-    BM25 index is rebuilt from the store (~1 s), so a stale saved one never changes a figure."""
-    if (root / "bm25").exists():
-        shutil.rmtree(root / "bm25")
-    kb = open_knowledge_base(root, embedder)
-    results, took = seconds(lambda: kb.ingest_many(pdfs))
-    failed = [r for r in results if r.status == "failed"]
-    if failed:
-        raise SystemExit(f"could not index {', '.join(f'{r.file_name} ({r.reason})' for r in failed)}")
-    print(f"{root.name}: {kb.store.count()} chunks of {len(pdfs)} files ready in {took:.0f} s", flush=True)
-    return kb
-
-
-def scores(ranks: list[int | None]) -> dict:
-    """hit@1, hit@5, hit@10 and MRR@10 of first-hit ranks."""
-    return {"hit1": round(hit_at_k(ranks, 1), 3), "hit5": round(hit_at_k(ranks, 5), 3),
-            "hit10": round(hit_at_k(ranks, 10), 3), "mrr10": round(mrr(ranks, DEPTH), 3)}
-
-
-def paired(a: list[int | None], b: list[int | None], seed: int = 0, rounds: int = 10_000) -> dict:
-    """b − a per question (reciprocal rank and hit@5): mean, bootstrap 95% interval, questions up / down."""
-    rr = np.array([[1 / r if r else 0.0 for r in ranks] for ranks in (a, b)])
-    h5 = np.array([[1.0 if r and r <= 5 else 0.0 for r in ranks] for ranks in (a, b)])
-    picks = np.random.default_rng(seed).integers(0, len(a), size=(rounds, len(a)))
-    out = {}
-    for name, m in (("mrr10", rr), ("hit5", h5)):
-        diff = m[1] - m[0]
-        boot = diff[picks].mean(axis=1)
-        out[name] = {"diff": round(float(diff.mean()), 3),
-                     "ci95": [round(float(x), 3) for x in np.percentile(boot, [2.5, 97.5])],
-                     "better": int((diff > 0).sum()), "worse": int((diff < 0).sum())}
-    return out
 
 
 def evaluate(kb, embedder, sets: dict[str, list]) -> dict[str, dict[str, dict[str, list]]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_document_processor import make_pdf as pdf_of_streams
 
 from document_processor import parse_bytes, read_pdf
 from document_processor.pdf_tables import looks_tabular
@@ -32,28 +33,8 @@ def placed(items: list[tuple[float, float, str]], size: int = 10) -> str:
 
 
 def make_pdf(streams: list[str]) -> bytes:
-    """One page per content stream, Helvetica as /F1."""
-    objects = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
-    kids = []
-    for i, stream in enumerate(streams):
-        page_no, content_no = 4 + 2 * i, 5 + 2 * i
-        kids.append(f"{page_no} 0 R")
-        objects[page_no] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {content_no} 0 R >>").encode()
-        data = stream.encode("latin-1")
-        objects[content_no] = b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
-    objects[2] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(streams)} >>".encode()
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += f"{number} 0 obj\n".encode() + objects[number] + b"\nendobj\n"
-    xref = len(out)
-    size = max(objects) + 1
-    out += f"xref\n0 {size}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{offsets[n]:010d} 00000 n \n".encode() for n in range(1, size))
-    out += f"trailer\n<< /Size {size} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    """One page per content stream, Helvetica as /F1 (test_document_processor's builder, raw streams)."""
+    return pdf_of_streams([stream.encode("latin-1") for stream in streams])
 
 
 def statement_rows(count: int, start: int = 0) -> list[tuple[str, str, str]]:
