@@ -290,6 +290,23 @@ class BM25Index:
             return list(self._corpus.chunk_ids)
         return [self._corpus.chunk_ids[i] for i in np.flatnonzero(mask)]
 
+    def document_counts(self, words: Iterable[str]) -> dict[str, dict[str, int]]:
+        """For each word, {doc_id: chunks of that document holding it}; {} for a word no chunk holds or one
+        without a token. A word of several tokens counts by its rarest token. Used to tell a document's name from
+        an ordinary word (advanced_retrieval.naming)."""
+        out: dict[str, dict[str, int]] = {}
+        for word in words:
+            ids = [self._corpus.vocab.get(t) for t in tokenize(word)]
+            if not ids or None in ids or self._model is None:
+                out[word] = {}
+                continue
+            indptr, indices = self._model.scores["indptr"], self._model.scores["indices"]
+            rarest = min(ids, key=lambda i: indptr[i + 1] - indptr[i])
+            codes, counts = np.unique(self._corpus.doc_codes[indices[indptr[rarest]:indptr[rarest + 1]]],
+                                      return_counts=True)
+            out[word] = {self._corpus.doc_names[c]: int(n) for c, n in zip(codes, counts, strict=True)}
+        return out
+
     @cached_property
     def _row_of(self) -> dict[str, int]:
         return {cid: row for row, cid in enumerate(self._corpus.chunk_ids)}

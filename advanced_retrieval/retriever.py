@@ -191,7 +191,7 @@ class HybridRetriever:
         if plan.strategy != "hybrid":
             return ()
         out = []
-        within = self._named.within(query, filters, index.generation) if self.route else None
+        within = self._named.within(query, filters, index) if self.route else None
         if within is not None:
             near = self._named.nearest(query_vector, within, index, self.candidates)
             cosine.update(near)

@@ -170,6 +170,24 @@ def ingest_compare(tree: Path, models: Path, count: int) -> dict:
     return out
 
 
+def named_documents(kb, sets: dict[str, list]) -> dict[str, dict[str, float]]:
+    """Per set: the share of questions that name documents (advanced_retrieval.naming) and the share whose gold
+    file is among the named ones, with this tree's names."""
+    from advanced_retrieval.naming import NamedDocuments
+
+    named = NamedDocuments(kb.store)
+    index = kb.keyword_index.current(kb.store)
+    files = {d.doc_id: d.file_name for d in kb.store.documents()}
+    out = {}
+    for set_name, questions in sets.items():
+        found = [named.within(q.question, None, index) for q in questions]
+        gold = [w is not None and q.gold[0].file in {files[d] for d in w.doc_ids}
+                for w, q in zip(found, questions, strict=True)]
+        out[set_name] = {"questions": len(questions), "name_some": sum(w is not None for w in found),
+                         "gold_among_named": sum(gold)}
+    return out
+
+
 def report(library: str, fig: dict) -> None:
     print(f"\n== {library}: {fig['chunks']} chunks ==")
     for name, per_set in fig["scores"].items():
@@ -185,6 +203,7 @@ def report(library: str, fig: dict) -> None:
     if "baseline_matches_main" in fig:
         print(f"  baseline tree ranks == 'main' configuration: {fig['baseline_matches_main']}")
     print(f"  hybrid latency: {fig['latency']}")
+    print(f"  named documents (questions / naming some / gold file among them): {fig['named']}")
 
 
 def run_library(library: str, sets: dict, pdfs: list[Path], args, embedder) -> dict:
@@ -197,6 +216,7 @@ def run_library(library: str, sets: dict, pdfs: list[Path], args, embedder) -> d
     fig["paired"] = {f"{c} - main": {s: {st: paired(ranks["main"][s][st], ranks[c][s][st]) for st in STRATEGIES}
                                      for s in sets} for c in CONFIGS if c != "main"}
     fig["latency"] = latency(kb, embedder, [q for qs in sets.values() for q in qs])
+    fig["named"] = named_documents(kb, sets)
     if args.baseline_tree:
         base_root = args.baseline_data_dir / library if args.baseline_data_dir else root
         base = baseline(args.baseline_tree, base_root, args.data_dir / "models", sets)

@@ -159,7 +159,8 @@ def test_the_vocabulary_finds_the_statement_through_the_retriever(store, tmp_pat
 def test_name_words_come_from_the_file_name_and_title():
     from advanced_retrieval.naming import name_words, query_keys
 
-    assert name_words("GENERALMILLS_2020_10K.pdf") == {"generalmills", "2020", "10k"}
+    assert name_words("GENERALMILLS_2020_10K.pdf") == {"generalmills", "2020", "10k", "10"}
+    assert {"2022q4", "2022"} <= name_words("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf")  # a period's pieces
     assert name_words("acme-lease.docx", "The Acme Lease of 2021") == {"acme", "lease", "2021"}
     assert {"general", "mills", "generalmills", "fy2022", "fy", "2022"} <= query_keys("General Mills FY2022 capex")
 
@@ -182,6 +183,93 @@ def test_the_best_named_documents_win_years_only_tell_siblings_apart():
     assert names.named("What happened in 2022?") == ()  # a year alone names nothing
     assert names.named("Which 10-K filings mention leases?") == ()  # a word every name shares names nothing
     assert Names.of(records("only.pdf")).named("only") == ()
+
+
+def filings_index(texts: dict[str, str]) -> BM25Index:
+    """A BM25 index with one chunk per document: what the library's text holds, for telling names from words."""
+    return BM25Index.build(chunk(text, 1, 0, doc_id=name) for name, text in texts.items())
+
+
+FILINGS = {  # file stem -> title; every filing's text says "company", "securities", "quarter" and "results"
+    "3M_2022_10K": "10-K - 02/08/2023 - 3M Company", "AMERICANEXPRESS_2022_10K": "",
+    "AMERICANWATERWORKS_2021_10K": "", "AMERICANWATERWORKS_2022_10K": "",
+    "JOHNSON_JOHNSON_2022_10K": "", "JOHNSON_JOHNSON_2022Q4_EARNINGS": "", "JPMORGAN_2023Q2_10Q": "CORP Q2 2023",
+    "VERIZON_2022_10K": "UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "VERIZON_2021_10K": "",
+    "PEPSICO_2021_10K": "", "PEPSICO_2022_10K": "", "MGMRESORTS_2022_10K": "",
+    "MGMRESORTS_2022Q4_EARNINGS": "MGM Exhibit 99.1 Q4 2022", "BESTBUY_2024Q2_10Q": "",
+    "ULTABEAUTY_2023Q4_EARNINGS": "Ulta Beauty Announces Fourth Quarter Fiscal 2022 Results",
+}
+
+
+@pytest.fixture
+def filings():
+    from types import SimpleNamespace
+
+    from advanced_retrieval.naming import Names
+
+    ordinary = "the company securities exchange quarter fiscal results exhibit form united states"
+    index = filings_index({stem: f"{stem.split('_')[0].casefold()} {ordinary}" for stem in FILINGS})
+    records = [SimpleNamespace(doc_id=stem, file_name=f"{stem}.pdf", title=title) for stem, title in FILINGS.items()]
+    return Names.of(records, index.document_counts)
+
+
+@pytest.mark.parametrize("question, named", [
+    ("Does AMEX have an improving operating margin?", ("AMERICANEXPRESS_2022_10K",)),
+    ("Are JnJ's FY2022 financials that of a high growth company?",
+     ("JOHNSON_JOHNSON_2022Q4_EARNINGS", "JOHNSON_JOHNSON_2022_10K")),
+    ("How did J&J's sales grow?", ("JOHNSON_JOHNSON_2022Q4_EARNINGS", "JOHNSON_JOHNSON_2022_10K")),
+    ("Looking at VaR, did the risk that JPM faced in the second fiscal quarter of 2023 decrease?",
+     ("JPMORGAN_2023Q2_10Q",)),
+    ("What was Pepsi's FY2022 capex?", ("PEPSICO_2022_10K",)),
+])
+def test_short_forms_name_their_document(filings, question, named):
+    assert filings.named(question) == tuple(sorted(named))
+
+
+def test_ordinary_words_of_a_title_name_nothing(filings):
+    # "company" is 3M's title word, "securities exchange" Verizon's, "fiscal quarter results" Ulta's: every
+    # filing's text holds them, so they are words, not names
+    assert filings.named("If operating margin is not a useful metric for a company like this, say so") == ()
+    assert filings.named("Which debt securities are registered on a national securities exchange?") == ()
+    assert filings.named("What were the fiscal quarter results?") == ()
+    assert filings.named("Does American Water Works have positive working capital based on FY2022 data? "
+                         "If not relevant for this company, say so") == ("AMERICANWATERWORKS_2022_10K",)
+
+
+def test_periods_only_tell_siblings_apart_and_count_alike(filings):
+    # a question about two years names both years' filings (a rarer year is no better a name)
+    assert filings.named("Has Verizon increased its debt between 2022 and the 2021 fiscal period?") == (
+        "VERIZON_2021_10K", "VERIZON_2022_10K")
+    assert filings.named("Has Pepsico reported legal battles from FY2022 and FY2021?") == (
+        "PEPSICO_2021_10K", "PEPSICO_2022_10K")
+    # "Q2" of another filing's title names nothing on its own; the quarter and the year pick the sibling
+    assert filings.named("Was there any drop in cash between FY 2023 and Q2 of FY2024?") == ()
+    assert filings.named("How many Best Buy stores in Q2 of FY2024?") == ("BESTBUY_2024Q2_10Q",)
+
+
+def test_a_query_word_counts_once_for_a_document(filings):
+    # the earnings release's title says both "MGM" and (in its file name) "MGMResorts": not twice the name
+    assert filings.named("Has MGM Resorts paid dividends in FY2022?") == (
+        "MGMRESORTS_2022Q4_EARNINGS", "MGMRESORTS_2022_10K")
+
+
+def test_a_name_cited_by_other_documents_is_still_a_name():
+    from types import SimpleNamespace
+
+    from advanced_retrieval.naming import Names
+
+    papers = {"adam_1412.6980": "adam adam adam stochastic optimization adam", "bert_1810.04805": "bert adam",
+              "resnet_1512.03385": "resnet adam", "attention_is_all_you_need": "transformer adam"}
+    index = BM25Index.build(chunk(f"{text} {i}", 1, i, doc_id=name) for name, text in papers.items()
+                            for i in range(3 if name.startswith("adam") else 1))
+    records = [SimpleNamespace(doc_id=name, file_name=f"{name}.pdf", title="") for name in papers]
+    names = Names.of(records, index.document_counts)
+    assert names.named("What are Adam's default settings for beta1 and beta2?") == ("adam_1412.6980",)
+
+
+def test_document_counts_tell_where_a_word_is_held():
+    index = filings_index({"a": "alpha beta", "b": "beta gamma", "c": "gamma"})
+    assert index.document_counts(["beta", "delta", ""]) == {"beta": {"a": 1, "b": 1}, "delta": {}, "": {}}
 
 
 def test_the_named_document_outranks_the_same_passage_in_a_sibling(store, tmp_path, fake_embedder):
