@@ -180,8 +180,9 @@ def named_documents(kb, sets: dict[str, list]) -> dict[str, dict[str, float]]:
     files = {d.doc_id: d.file_name for d in kb.store.documents()}
     out = {}
     for set_name, questions in sets.items():
+        questions = [q for q in questions if q.gold]  # refusals have no gold file
         found = [named.within(q.question, None, index) for q in questions]
-        gold = [w is not None and q.gold[0].file in {files[d] for d in w.doc_ids}
+        gold = [w is not None and bool({g.file for g in q.gold} & {files[d] for d in w.doc_ids})
                 for w, q in zip(found, questions, strict=True)]
         out[set_name] = {"questions": len(questions), "name_some": sum(w is not None for w in found),
                          "gold_among_named": sum(gold)}
