@@ -8,7 +8,7 @@ are what the question is about, while a search over everything drifts to the sam
 A name word matches a query word, or two or three consecutive query words written together ("General Mills"
 names GENERALMILLS_2020_10K.pdf, "Coca Cola" COCACOLA_2017_10K.pdf), or a short form of it: a query word of four
 or more letters that begins a name word ("Pepsi", "Kraft"), or one written as an abbreviation (two or more
-capitals, or "&": "AMEX", "JnJ", "J&J", "JPM") whose letters appear in order in the name, first letter first
+capitals, or "&": "AMEX", "JnJ", "J&J", "JPM"; not a term of the vocabulary such as "SG&A") whose letters appear in order in the name, first letter first
 ("americanexpress", "johnsonjohnson"). Each matched name word weighs its rarity among the library's names
 (log N/df), and each query word counts once for a document (its best match), so "MGM Resorts" is not counted twice
 for a title holding both "MGM" and "MGMResorts".
@@ -42,11 +42,14 @@ import numpy as np
 
 from advanced_retrieval.tokens import STOPWORDS
 from advanced_retrieval.types import Filters
+from advanced_retrieval.vocabulary import ENTRIES
 
 _WORD = re.compile(r"[^\W_]+")
 _PIECES = re.compile(r"[^\W\d_]+|\d+")
 _PERIOD = re.compile(r"\d+|(?:fy|q|h)\d{0,4}|\d{4}(?:q|h)\d|(?:q|h)\d\d{2,4}|\d(?:q|h)")
 _ABBREVIATION = re.compile(r"[A-Za-z&]{2,8}")
+_TERMS = frozenset(form for forms, _ in ENTRIES for form in forms if " " not in form)  # "SG&A", "EBITDA": terms
+_AMPERSANDED = re.compile(r"[^\W_]+(?:&[^\W_]+)*")  # a word, or words joined by "&" ("J&J")
 _JOINED = 3  # query words written together that may form one name word
 _MIN_CHARS = 2
 _PREFIX_CHARS = 4  # a query word this long may name a document by beginning one of its name words
@@ -95,13 +98,17 @@ def _query_spans(query: str) -> list[tuple[str, tuple[int, int]]]:
     return out
 
 
-def _abbreviations(query: str) -> list[tuple[str, int]]:
-    """(letters, word position) of query words written as abbreviations: "AMEX", "JnJ", "J&J" (read "jnj")."""
+def _abbreviations(query: str) -> list[tuple[str, tuple[int, int]]]:
+    """(letters, query span) of query words written as abbreviations: "AMEX", "JnJ", "J&J" (read "jnj", spanning
+    the two words "j" and "j" that the rest of the naming sees)."""
+    text = unicodedata.normalize("NFKC", query or "")
     out = []
-    for i, raw in enumerate(_WORD.findall(unicodedata.normalize("NFKC", (query or "").replace("&", "n")))):
+    for m in _AMPERSANDED.finditer(text):
+        raw = m.group(0)
         capitals = sum(c.isupper() for c in raw)
-        if _ABBREVIATION.fullmatch(raw) and len(raw) >= 3 and capitals >= 2:
-            out.append((raw.casefold(), i))
+        if _ABBREVIATION.fullmatch(raw) and len(raw) >= 3 and capitals >= 2 and raw.casefold() not in _TERMS:
+            first = len(_WORD.findall(text[:m.start()]))
+            out.append((raw.replace("&", "n").casefold(), (first, first + raw.count("&") + 1)))
     return out
 
 
@@ -204,9 +211,9 @@ class Names:
             elif (len(key) >= _PREFIX_CHARS and span[1] - span[0] == 1 and not is_period(key)
                   and any(len(w) > len(key) and w.startswith(key) for w in words)):
                 out.append((key, self._prefix_idf(key), span, False))
-        for letters, at in abbreviations:
+        for letters, span in abbreviations:
             if letters not in words and _in_order(letters, self.spelled.get(doc_id, "")):
-                out.append((letters, self._abbreviation_idf(letters), (at, at + 1), False))
+                out.append((letters, self._abbreviation_idf(letters), span, False))
         return out
 
 

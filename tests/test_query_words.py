@@ -226,6 +226,17 @@ def test_short_forms_name_their_document(filings, question, named):
     assert filings.named(question) == tuple(sorted(named))
 
 
+def test_a_term_of_the_vocabulary_is_no_abbreviation_of_a_name():
+    from types import SimpleNamespace
+
+    from advanced_retrieval.naming import Names
+
+    records = [SimpleNamespace(doc_id=d, file_name=f"{d}.pdf", title="") for d in ("SUGAR_NATIONAL_2022", "ACME_2022")]
+    names = Names.of(records)
+    assert names.named("What drove SG&A in 2022?") == ()  # s..g..n..a spells SUGAR_NATIONAL, but SG&A is a term
+    assert names.named("What did SuNa sell in 2022?") == ("SUGAR_NATIONAL_2022",)
+
+
 def test_ordinary_words_of_a_title_name_nothing(filings):
     # "company" is 3M's title word, "securities exchange" Verizon's, "fiscal quarter results" Ulta's: every
     # filing's text holds them, so they are words, not names
