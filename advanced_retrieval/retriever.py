@@ -8,11 +8,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from advanced_retrieval.expansion import expansion_query
+from advanced_retrieval.expansion import expansion_phrases, expansion_query
 from advanced_retrieval.fusion import KEYWORD_WEIGHT, RRF_K, QueryPlan, plan_query, reciprocal_rank_fusion
 from advanced_retrieval.keyword_index import KeywordIndex
 from advanced_retrieval.naming import NamedDocuments
 from advanced_retrieval.seams import Store
+from advanced_retrieval.sections import Sections
 from advanced_retrieval.types import STRATEGIES, Filters, Hit, page_key
 from document_processor import Chunk
 from vector_db import Embedder
@@ -23,6 +24,12 @@ def _normalised(text: str) -> str:
 
 
 NAMED_WEIGHT = 1.0  # fusion weight of the searches within the named documents, as the library-wide ones
+# Fusion weight of the named documents' pages whose headings hold a phrase of the query's vocabulary expansion
+# (advanced_retrieval.sections). Chosen on financebench_dev only (hybrid MRR@10 / hit@5 with every other piece
+# on): 0 .304 / .429, 0.5 .324 / .476, 1 .329 / .476, 2 .375 / .500, 3 .408 / .548, 4 .454 / .571, 6 .481 / .571.
+# 3 is where one list at its first place (3/61) still counts less than the four searches agreeing at their tenth
+# (4/70): above it this list alone decides the order, which a question outside the vocabulary's reach would pay.
+SECTION_WEIGHT = 3.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,8 @@ class HybridRetriever:
         one_per_page: at most one hit per page (or slide); the page's other chunks ride on it as `page_chunks`.
         route: in hybrid, search again within the documents the query names (advanced_retrieval.naming) and fuse
             those lists too, so the named document's passages outrank the same passage in a sibling document.
+        sections: with route and expand, also fuse the named documents' pages whose headings hold a phrase of the
+            query's vocabulary expansion (advanced_retrieval.sections): the statement or section it is about.
 
     Raises:
         ValueError: candidates < 1, rrf_k < 0 or keyword_weight <= 0.
@@ -58,7 +67,7 @@ class HybridRetriever:
 
     def __init__(self, store: Store, bm25: KeywordIndex, embedder: Embedder, *, candidates: int = 30,
                  rrf_k: int = RRF_K, keyword_weight: float = KEYWORD_WEIGHT, expand: bool = True,
-                 one_per_page: bool = True, route: bool = True):
+                 one_per_page: bool = True, route: bool = True, sections: bool = True):
         if candidates < 1 or rrf_k < 0 or keyword_weight <= 0:
             raise ValueError(f"need candidates >= 1, rrf_k >= 0 and keyword_weight > 0; got {candidates}, "
                              f"{rrf_k}, {keyword_weight}")
@@ -71,7 +80,9 @@ class HybridRetriever:
         self.expand = expand
         self.one_per_page = one_per_page
         self.route = route
+        self.sections = sections
         self._named = NamedDocuments(store)
+        self._sections = Sections(store)
         self._executor: ThreadPoolExecutor | None = None  # made on first hybrid query
         self._worker_lock = threading.Lock()
 
@@ -185,9 +196,10 @@ class HybridRetriever:
 
     def _extra_lists(self, plan: QueryPlan, query: str, query_vector, expansion: str, filters: Filters | None,
                      index, cosine: dict[str, float]) -> tuple[tuple[list[str], float], ...]:
-        """Hybrid only: both searches again within the documents the query names (route). (Embedding the
-        expansion's words as a query of their own was tried: dev MRR@10 -0.036, 8 questions worse, 2 better.)
-        The cosines measured within the named documents are added to `cosine`."""
+        """Hybrid only: both searches again within the documents the query names (route), and their pages headed
+        by what the query's vocabulary names (sections). (Embedding the expansion's words as a query of their own
+        was tried: dev MRR@10 -0.036, 8 questions worse, 2 better.) The cosines measured within the named
+        documents are added to `cosine`."""
         if plan.strategy != "hybrid":
             return ()
         out = []
@@ -198,7 +210,20 @@ class HybridRetriever:
             out.append(([cid for cid, _ in near], NAMED_WEIGHT))
             out.append(([cid for cid, _ in index.search(query, self.candidates, within, expansion=expansion)],
                         NAMED_WEIGHT * plan.keyword_weight))
+            if self.sections and expansion:
+                headed = self._headed_pages(query, expansion, within, index)
+                if headed:
+                    out.append((headed, SECTION_WEIGHT))
         return tuple(out)
+
+    def _headed_pages(self, query: str, expansion: str, within: Filters, index) -> list[str]:
+        """The named documents' pages whose headings hold an expansion phrase, each as its chunk the query and
+        its expansion score best on (BM25), best page first; at most `candidates`."""
+        pages = self._sections.pages(within.doc_ids, expansion_phrases(query), index.generation)
+        scored = index.score(f"{query} {expansion}", [cid for page in pages for cid in page.chunk_ids])
+        best = [max(page.chunk_ids, key=lambda cid: scored.get(cid, 0.0)) for page in pages]
+        best.sort(key=lambda cid: -scored.get(cid, 0.0))  # stable: document order among equals
+        return best[:self.candidates]
 
     def _worker(self) -> ThreadPoolExecutor:
         with self._worker_lock:

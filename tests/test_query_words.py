@@ -298,3 +298,62 @@ def test_the_named_document_outranks_the_same_passage_in_a_sibling(store, tmp_pa
     assert {h.chunk.doc_id for h in flat.retrieve(question, k=3, strategy="hybrid")} != {"GLOBEX_2022_10K"}
     only_acme = Filters(doc_ids=("ACME_2021_10K",))  # the user's filter wins over the name
     assert {h.chunk.doc_id for h in routed.retrieve(question, k=3, filters=only_acme)} == {"ACME_2021_10K"}
+
+
+# -- pages headed by what the query's vocabulary names ------------------------------------------------------------
+
+
+def filing_pages(doc_id: str) -> list[Chunk]:
+    """A filing whose every page opens with running heads; page 5 is the balance sheet (rows only, no question
+    words in them), page 2 MD&A prose that talks about the balance sheet and liabilities."""
+    heads = "Table of Contents\nACME Corp and Subsidiaries\n"
+    pages = {
+        1: heads + "Item 1. Business\nWe make anvils and rockets for road runners in the desert.",
+        2: heads + "Liquidity\nOur balance sheet remained strong and our liabilities fell; the largest liability "
+                   "in the balance sheet discussion is debt, as management sees it.",
+        3: heads + "Risk Factors\nDemand for anvils may fall.",
+        4: heads + "Consolidated Statements of Income\nNet sales 900 800\nCost of sales 500 450",
+        5: heads + "CONSOLIDATED BALANCE SHEETS\nDecember 31 (Millions) 2022 2021\nCustomer deposits 7,100 6,900"
+                   "\nAccounts payable 1,200 1,100\nTotal assets 9,000 8,500",
+        6: heads + "Consolidated Statements of Cash Flows\nNet cash provided by operating activities 300 250",
+    }
+    return [chunk(text, page, page, doc_id=doc_id) for page, text in pages.items()]
+
+
+def test_page_headings_are_titles_and_headings_without_running_heads():
+    from advanced_retrieval.sections import document_pages
+
+    long = "x" * 90
+    chunks = [*filing_pages("acme"),
+              chunk(f"Short title\n{long}\nAfter the long line", 7, 7, doc_id="acme"),
+              chunk("| a | b |\n| --- | --- |\nTable title below rows", 8, 8, doc_id="acme"),
+              Chunk(id="para", doc_id="acme", file_name="acme.docx", file_type="docx", text="Body text",
+                    location=Location(paragraph=3), heading_path=("Term and Termination",))]
+    pages = {p.key: p.headings for p in document_pages(chunks)}
+    assert pages[("acme", "page", 5)] == ("CONSOLIDATED BALANCE SHEETS", "December 31 (Millions) 2022 2021",
+                                          "Customer deposits 7,100 6,900", "Accounts payable 1,200 1,100")
+    assert all("Table of Contents" not in h and "ACME Corp and Subsidiaries" not in h for h in pages.values())
+    assert pages[("acme", "page", 7)] == ("Short title",)  # up to the first long line
+    assert pages[("acme", "page", 8)] == ("Table title below rows",)  # table rows are not titles
+    assert pages[("para",)] == ("Term and Termination",)  # a page-less chunk: its heading path
+
+
+def test_the_statement_the_vocabulary_names_comes_first(store, tmp_path, fake_embedder):
+    from advanced_retrieval.sections import Sections
+
+    for name in ("ACME_2022_10K", "GLOBEX_2022_10K"):
+        store.add_document(doc(filing_pages(name), doc_id=name))
+    question = "What was the largest liability in ACME's balance sheet in 2022?"
+    sections = Sections(store)
+    headed = sections.pages(["ACME_2022_10K"], ["balance sheets", "statements of cash flows"], 1)
+    assert [p.key[2] for p in headed] == [5, 6]
+    with_sections = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    without = HybridRetriever(store, KeywordIndex(tmp_path / "bm25-off"), fake_embedder, sections=False)
+    first = with_sections.retrieve(question, k=3, strategy="hybrid")[0].chunk
+    assert (first.doc_id, first.location.page) == ("ACME_2022_10K", 5)
+    first = without.retrieve(question, k=3, strategy="hybrid")[0].chunk
+    assert (first.doc_id, first.location.page) != ("ACME_2022_10K", 5)  # the prose page's words win without it
+    # no named document, or nothing in the vocabulary: no headed pages, the ranking is the other searches'
+    plain = "What was the largest liability in the balance sheet in 2022?"
+    assert ([h.chunk.id for h in with_sections.retrieve(plain, k=3, strategy="hybrid")]
+            == [h.chunk.id for h in without.retrieve(plain, k=3, strategy="hybrid")])
