@@ -135,3 +135,20 @@ CONTRACTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
 )
 
 ENTRIES = FINANCE + PAPERS + CONTRACTS
+
+# Document forms above that are the names of statements, notes and sections: what a page is headed by, as opposed
+# to a line item or a phrase of the text ("net sales", "three months ended"). advanced_retrieval.sections looks
+# for these in page headings; general knowledge of how filings, papers and contracts are organised, like the rest.
+HEADINGS = frozenset((
+    "statements of cash flows", "consolidated statements of cash flows", "statements of income",
+    "consolidated statements of income", "statements of operations", "statements of earnings",
+    "consolidated balance sheets", "balance sheets", "non-gaap reconciliation", "segment information",
+    "liquidity and capital resources", "legal proceedings", "contingencies", "risk factors", "human capital",
+    "report of independent registered public accounting firm", "business combinations", "goodwill impairment",
+    "share repurchase program", "restructuring charges",
+    "ablation study", "model variations", "training details", "hardware and schedule", "limitations",
+    "future work", "datasets",
+    "term and termination", "restrictive covenants", "non-competition", "non-disclosure", "confidential information",
+    "governing law", "indemnification", "limitation of liability", "fees and payment", "service level agreement",
+    "representations and warranties", "intellectual property", "license grant",
+))

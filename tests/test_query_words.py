@@ -353,7 +353,26 @@ def test_the_statement_the_vocabulary_names_comes_first(store, tmp_path, fake_em
     assert (first.doc_id, first.location.page) == ("ACME_2022_10K", 5)
     first = without.retrieve(question, k=3, strategy="hybrid")[0].chunk
     assert (first.doc_id, first.location.page) != ("ACME_2022_10K", 5)  # the prose page's words win without it
-    # no named document, or nothing in the vocabulary: no headed pages, the ranking is the other searches'
+    # no named document: no headed pages, the ranking is the other searches'
     plain = "What was the largest liability in the balance sheet in 2022?"
     assert ([h.chunk.id for h in with_sections.retrieve(plain, k=3, strategy="hybrid")]
             == [h.chunk.id for h in without.retrieve(plain, k=3, strategy="hybrid")])
+
+
+def test_a_line_item_heads_no_page(store, tmp_path, fake_embedder):
+    # page 4's first rows print "Net sales", the vocabulary's document form for "sales"; it is a line item, not a
+    # statement's name, so the prose that answers the question keeps its first place
+    prose = chunk("ACME net sales in 2022 rose because ACME sold more rockets; net sales grew in every region.",
+                  7, 7, doc_id="ACME_2022_10K")
+    for name, extra in (("ACME_2022_10K", [prose]), ("GLOBEX_2022_10K", [])):
+        store.add_document(doc([*filing_pages(name), *extra], doc_id=name))
+    question = "Why did ACME's net sales rise in 2022?"
+    hits = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder).retrieve(question, 3, "hybrid")
+    assert (hits[0].chunk.doc_id, hits[0].chunk.location.page) == ("ACME_2022_10K", 7)
+
+
+def test_headings_are_document_forms_of_the_vocabulary():
+    from advanced_retrieval.vocabulary import HEADINGS
+
+    assert {phrase for _, phrases in ENTRIES for phrase in phrases} >= HEADINGS
+    assert "balance sheets" in HEADINGS and "net sales" not in HEADINGS
