@@ -252,16 +252,22 @@ class NamedDocuments:
         `index` is the BM25Index the caller searches: the names are read again only when its generation moves,
         with no store call per query, and it tells which words most documents hold in their text.
         """
-        with self._lock:
-            if self._names is None or self._names[0] != index.generation:
-                self._names = (index.generation, Names.of(self._store.documents(), index.document_counts))
-            names = self._names[1]
-        named = names.named(query)
+        named = self._names_of(index).named(query)
         if filters is not None and filters.doc_ids is not None:
             named = tuple(d for d in named if d in filters.doc_ids)
         if not named:
             return None
         return Filters(doc_ids=named, file_types=filters.file_types if filters is not None else None)
+
+    def documents(self, index) -> tuple[str, ...]:
+        """The library's document ids at `index`'s generation (from the names read for it)."""
+        return tuple(self._names_of(index).words)
+
+    def _names_of(self, index) -> Names:
+        with self._lock:
+            if self._names is None or self._names[0] != index.generation:
+                self._names = (index.generation, Names.of(self._store.documents(), index.document_counts))
+            return self._names[1]
 
     def nearest(self, query_vector: np.ndarray, within: Filters, index, n: int) -> list[tuple[str, float]]:
         """The `n` chunks of the named documents nearest to `query_vector`: (chunk id, cosine), best first."""

@@ -32,6 +32,7 @@ NAMED_WEIGHT = 1.0  # fusion weight of the searches within the named documents, 
 # agreeing at their tenth (4/70): above it this list alone decides the order, which a question whose answer is in
 # the prose would pay (the held-out answer set loses a little at every weight: MRR .862 -> .846 at 1, .841 at 3).
 SECTION_WEIGHT = 3.0
+SECTION_DOCS = 4  # headed pages are looked for in at most this many documents (each read once per generation)
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,9 @@ class HybridRetriever:
         one_per_page: at most one hit per page (or slide); the page's other chunks ride on it as `page_chunks`.
         route: in hybrid, search again within the documents the query names (advanced_retrieval.naming) and fuse
             those lists too, so the named document's passages outrank the same passage in a sibling document.
-        sections: with route and expand, also fuse the named documents' pages whose headings hold a phrase of the
-            query's vocabulary expansion (advanced_retrieval.sections): the statement or section it is about.
+        sections: with expand, also fuse the pages whose headings hold a statement or section name of the query's
+            vocabulary expansion (advanced_retrieval.sections), in the documents the query names (route), else in
+            those the filter keeps, else in the library's only document: the statement or section it is about.
 
     Raises:
         ValueError: candidates < 1, rrf_k < 0 or keyword_weight <= 0.
@@ -212,18 +214,27 @@ class HybridRetriever:
             out.append(([cid for cid, _ in near], NAMED_WEIGHT))
             out.append(([cid for cid, _ in index.search(query, self.candidates, within, expansion=expansion)],
                         NAMED_WEIGHT * plan.keyword_weight))
-            if self.sections and expansion:
-                headed = self._headed_pages(query, expansion, within, index)
-                if headed:
-                    out.append((headed, SECTION_WEIGHT))
+        if self.sections and expansion:
+            asked = within.doc_ids if within is not None else self._asked_documents(filters, index)
+            headed = self._headed_pages(query, expansion, asked, index) if 0 < len(asked) <= SECTION_DOCS else []
+            if headed:
+                out.append((headed, SECTION_WEIGHT))
         return tuple(out)
 
-    def _headed_pages(self, query: str, expansion: str, within: Filters, index) -> list[str]:
-        """The named documents' pages whose headings hold a statement or section name of the expansion
+    def _asked_documents(self, filters: Filters | None, index) -> tuple[str, ...]:
+        """Without a named document, the documents a question is about all the same: those the caller's filter
+        keeps (the "asking only about X" scope), or the library's only document."""
+        if filters is not None and filters.doc_ids is not None:
+            return tuple(filters.doc_ids)
+        library = self._named.documents(index)
+        return library if len(library) == 1 else ()
+
+    def _headed_pages(self, query: str, expansion: str, doc_ids: tuple[str, ...], index) -> list[str]:
+        """These documents' pages whose headings hold a statement or section name of the expansion
         (vocabulary.HEADINGS: "balance sheets", not the line item "net sales"), each as its chunk the query and its
         expansion score best on (BM25), best page first; at most `candidates`."""
         headings = [phrase for phrase in expansion_phrases(query) if phrase in HEADINGS]
-        pages = self._sections.pages(within.doc_ids, headings, index.generation)
+        pages = self._sections.pages(doc_ids, headings, index.generation)
         scored = index.score(f"{query} {expansion}", [cid for page in pages for cid in page.chunk_ids])
         best = [max(page.chunk_ids, key=lambda cid: scored.get(cid, 0.0)) for page in pages]
         best.sort(key=lambda cid: -scored.get(cid, 0.0))  # stable: document order among equals

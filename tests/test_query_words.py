@@ -376,3 +376,21 @@ def test_headings_are_document_forms_of_the_vocabulary():
 
     assert {phrase for _, phrases in ENTRIES for phrase in phrases} >= HEADINGS
     assert "balance sheets" in HEADINGS and "net sales" not in HEADINGS
+
+
+def test_headed_pages_of_the_only_document_or_of_the_asked_ones(store, tmp_path, fake_embedder):
+    question = "What was the largest liability in the balance sheet in 2022?"  # names no document
+
+    def first_page(retriever, filters=None):
+        hit = retriever.retrieve(question, 3, "hybrid", filters)[0].chunk
+        return hit.doc_id, hit.location.page
+
+    store.add_document(doc(filing_pages("ACME_2022_10K"), doc_id="ACME_2022_10K"))
+    on = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    off = HybridRetriever(store, KeywordIndex(tmp_path / "bm25-off"), fake_embedder, sections=False)
+    assert first_page(on) == ("ACME_2022_10K", 5)  # the library's only document
+    assert first_page(off) != ("ACME_2022_10K", 5)
+    store.add_document(doc(filing_pages("GLOBEX_2022_10K"), doc_id="GLOBEX_2022_10K"))
+    asked = Filters(doc_ids=("GLOBEX_2022_10K",))  # "asking only about" one document
+    assert first_page(on, asked) == ("GLOBEX_2022_10K", 5)
+    assert first_page(on)[1] != 5  # two documents, none named or asked: no headed pages
