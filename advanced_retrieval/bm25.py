@@ -290,11 +290,11 @@ class BM25Index:
             return list(self._corpus.chunk_ids)
         return [self._corpus.chunk_ids[i] for i in np.flatnonzero(mask)]
 
-    def document_counts(self, words: Iterable[str]) -> dict[str, dict[str, int]]:
-        """For each word, {doc_id: chunks of that document holding it}; {} for a word no chunk holds or one
-        without a token. A word of several tokens counts by its rarest token. Used to tell a document's name from
-        an ordinary word (advanced_retrieval.naming)."""
-        out: dict[str, dict[str, int]] = {}
+    def document_rates(self, words: Iterable[str]) -> dict[str, dict[str, float]]:
+        """For each word, {doc_id: share of that document's chunks holding it} over the documents that hold it;
+        {} for a word no chunk holds or one without a token. A word of several tokens counts by its rarest token.
+        Used to tell a document's name from an ordinary word (advanced_retrieval.naming)."""
+        out: dict[str, dict[str, float]] = {}
         for word in words:
             ids = [self._corpus.vocab.get(t) for t in tokenize(word)]
             if not ids or None in ids or self._model is None:
@@ -304,8 +304,14 @@ class BM25Index:
             rarest = min(ids, key=lambda i: indptr[i + 1] - indptr[i])
             codes, counts = np.unique(self._corpus.doc_codes[indices[indptr[rarest]:indptr[rarest + 1]]],
                                       return_counts=True)
-            out[word] = {self._corpus.doc_names[c]: int(n) for c, n in zip(codes, counts, strict=True)}
+            out[word] = {self._corpus.doc_names[c]: float(n / self._doc_sizes[c])
+                         for c, n in zip(codes, counts, strict=True)}
         return out
+
+    @cached_property
+    def _doc_sizes(self) -> np.ndarray:
+        """Chunks per document code."""
+        return np.bincount(self._corpus.doc_codes, minlength=len(self._corpus.doc_names))
 
     @cached_property
     def _row_of(self) -> dict[str, int]:

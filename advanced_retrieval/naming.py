@@ -10,13 +10,16 @@ names GENERALMILLS_2020_10K.pdf, "Coca Cola" COCACOLA_2017_10K.pdf), or a short 
 or more letters that begins a name word ("Pepsi", "Kraft"), or one written as an abbreviation (two or more
 capitals, or "&": "AMEX", "JnJ", "J&J", "JPM"; not a term of the vocabulary such as "SG&A") whose letters appear in order in the name, first letter first
 ("americanexpress", "johnsonjohnson"). Each matched name word weighs its rarity among the library's names
-(log N/df), and each query word counts once for a document (its best match), so "MGM Resorts" is not counted twice
-for a title holding both "MGM" and "MGMResorts".
+(log N/df), halved for a word only the embedded title holds (TITLE_WEIGHT), and each query word counts once for a
+document (its best match; a word written twice, once), so "MGM Resorts" is not counted twice for a title holding
+both "MGM" and "MGMResorts".
 
 What is not a name: an ordinary word that a title happens to hold ("Company", "Securities", "Quarter",
-"Results" in "3M Company" or "Fourth Quarter Results"), told apart by where the library's text holds it: less than
-NAME_SHARE of the chunks holding it belong to the documents it would name (a name is written mostly in its own
-document: "Adam" in the Adam paper, though the other papers cite it; "Company" is in every filing). Nor is a
+"Results" in "3M Company" or "Fourth Quarter Results"), told apart by where the library's text holds it. Each
+document's rate is the share of its chunks holding the word (so a long filing that says "evaluation" in 37 of its
+1,432 chunks does not outweigh the deck about evaluation); the word is ordinary when the documents it would name
+have less than NAME_SHARE of the sum of all documents' rates (a name is written mostly in its own document: "Adam"
+in the Adam paper, though the other papers cite it; "Company" is in every filing). Nor is a
 period: a year or a period word ("2022", "Q2", "FY2023", "2024q2") only tells siblings apart, adds PERIOD_WEIGHT
 whatever its rarity (a question about FY2022 and FY2021 names both years' filings) and never names a document on
 its own. The named documents are those with the best score; none when no word matches or the library has one
@@ -53,8 +56,12 @@ _AMPERSANDED = re.compile(r"[^\W_]+(?:&[^\W_]+)*")  # a word, or words joined by
 _JOINED = 3  # query words written together that may form one name word
 _MIN_CHARS = 2
 _PREFIX_CHARS = 4  # a query word this long may name a document by beginning one of its name words
-NAME_SHARE = 0.5  # a name word's chunks: at least this share in the documents it names (see above)
-_MEMO = 4096  # words remembered per generation (counts, beginnings)
+NAME_SHARE = 0.5  # a name word: at least this share of the documents' rates in the documents it names (above)
+_MEMO = 4096  # words remembered per generation (rates, beginnings)
+# A word only the embedded title holds counts this share of its rarity: file names are what people call their
+# documents (and what the library shows), while embedded titles are often boilerplate ("Document", "UNITED STATES
+# SECURITIES AND EXCHANGE COMMISSION", "Fourth Quarter Fiscal 2022 Results").
+TITLE_WEIGHT = 0.5
 PERIOD_WEIGHT = 0.1  # what a matching year or period adds: less than any name word's rarity (log 2 = 0.69)
 
 
@@ -133,7 +140,7 @@ def _prefix_df(words: dict[str, frozenset[str]]) -> Counter:
     return df
 
 
-def _no_counts(words: Iterable[str]) -> dict[str, dict[str, int]]:
+def _no_rates(words: Iterable[str]) -> dict[str, dict[str, float]]:
     return {w: {} for w in words}
 
 
@@ -141,33 +148,35 @@ def _no_counts(words: Iterable[str]) -> dict[str, dict[str, int]]:
 class Names:
     """The library's documents by their name words, with each word's rarity (built once per store generation).
 
-    `counts` tells, for words, how many chunks of each document hold them (BM25Index.document_counts); without
-    it every word may be a name.
+    `rates` tells, for words, the share of each document's chunks that hold them (BM25Index.document_rates);
+    without it every word may be a name.
     """
 
     words: dict[str, frozenset[str]]  # doc_id -> name words
     idf: dict[str, float]
     spelled: dict[str, str] = field(default_factory=dict)  # doc_id -> the file name's letters (spelled_name)
-    counts: Callable[[Iterable[str]], dict[str, dict[str, int]]] = _no_counts
-    _held: dict[str, dict[str, int]] = field(default_factory=dict, compare=False)  # counts, remembered
+    filed: dict[str, frozenset[str]] = field(default_factory=dict)  # doc_id -> name words of its file name
+    rates: Callable[[Iterable[str]], dict[str, dict[str, float]]] = _no_rates
+    _held: dict[str, dict[str, float]] = field(default_factory=dict, compare=False)  # rates, remembered
     _begun: dict[str, int] = field(default_factory=dict, compare=False)  # documents a beginning begins
 
     @classmethod
-    def of(cls, documents: Sequence, counts: Callable[[Iterable[str]], dict[str, dict[str, int]]] | None = None
+    def of(cls, documents: Sequence, rates: Callable[[Iterable[str]], dict[str, dict[str, float]]] | None = None
            ) -> Names:
         """From records with .doc_id, .file_name and .title (vector_db.DocumentRecord)."""
         words = {d.doc_id: name_words(d.file_name, d.title) for d in documents}
         n = len(words)
         return cls(words, {w: math.log(n / c) for w, c in _prefix_df(words).items()},
-                   {d.doc_id: spelled_name(d.file_name) for d in documents}, counts or _no_counts)
+                   {d.doc_id: spelled_name(d.file_name) for d in documents},
+                   {d.doc_id: name_words(d.file_name) for d in documents}, rates or _no_rates)
 
     def ordinary(self, word: str, docs: Iterable[str]) -> bool:
-        """True when less than NAME_SHARE of the chunks holding `word` belong to `docs` (the documents it would
-        name); False for a word no chunk holds."""
+        """True when `docs` (the documents `word` would name) have less than NAME_SHARE of the sum of every
+        document's rate of chunks holding it; False for a word no chunk holds."""
         if word not in self._held:
             if len(self._held) >= _MEMO:
                 self._held.clear()
-            self._held.update(self.counts([word]))
+            self._held.update(self.rates([word]))
         held = self._held.get(word) or {}
         total = sum(held.values())
         return total > 0 and sum(held.get(d, 0) for d in docs) < NAME_SHARE * total
@@ -204,27 +213,33 @@ class Names:
                  ) -> list[tuple[str, float, tuple[int, int], bool]]:
         """(query word, weight, its span in the query, is a period) for each way the query calls this document."""
         out = []
+        filed = self.filed.get(doc_id, words)
         for key, span in spans:
             if key in words and self.idf[key] > 0:
                 period = is_period(key)
-                out.append((key, PERIOD_WEIGHT if period else self.idf[key], span, period))
+                weight = PERIOD_WEIGHT if period else self.idf[key] * (1.0 if key in filed else TITLE_WEIGHT)
+                out.append((key, weight, span, period))
             elif (len(key) >= _PREFIX_CHARS and span[1] - span[0] == 1 and not is_period(key)
                   and any(len(w) > len(key) and w.startswith(key) for w in words)):
-                out.append((key, self._prefix_idf(key), span, False))
+                begun = any(len(w) > len(key) and w.startswith(key) for w in filed)
+                out.append((key, self._prefix_idf(key) * (1.0 if begun else TITLE_WEIGHT), span, False))
         for letters, span in abbreviations:
-            if letters not in words and _in_order(letters, self.spelled.get(doc_id, "")):
+            if letters not in filed and _in_order(letters, self.spelled.get(doc_id, "")):
                 out.append((letters, self._abbreviation_idf(letters), span, False))
         return out
 
 
 def _score(found: list[tuple[str, float, tuple[int, int], bool]], ordinary: set[str]) -> float:
-    """Σ over query words of their best match (a query word counts once); 0 without a match that is a name."""
+    """Σ over query words of their best match (a query word, and a word written twice, counts once); 0 without a
+    match that is a name."""
     taken: set[int] = set()
+    counted: set[str] = set()
     score, named = 0.0, False
     for word, weight, (first, last), period in sorted(found, key=lambda m: -m[1]):
-        if weight <= 0 or word in ordinary or taken.intersection(range(first, last)):
+        if weight <= 0 or word in ordinary or word in counted or taken.intersection(range(first, last)):
             continue
         taken.update(range(first, last))
+        counted.add(word)
         score += weight
         named = named or not period
     return score if named else 0.0
@@ -266,7 +281,7 @@ class NamedDocuments:
     def _names_of(self, index) -> Names:
         with self._lock:
             if self._names is None or self._names[0] != index.generation:
-                self._names = (index.generation, Names.of(self._store.documents(), index.document_counts))
+                self._names = (index.generation, Names.of(self._store.documents(), index.document_rates))
             return self._names[1]
 
     def nearest(self, query_vector: np.ndarray, within: Filters, index, n: int) -> list[tuple[str, float]]:

@@ -210,7 +210,7 @@ def filings():
     ordinary = "the company securities exchange quarter fiscal results exhibit form united states"
     index = filings_index({stem: f"{stem.split('_')[0].casefold()} {ordinary}" for stem in FILINGS})
     records = [SimpleNamespace(doc_id=stem, file_name=f"{stem}.pdf", title=title) for stem, title in FILINGS.items()]
-    return Names.of(records, index.document_counts)
+    return Names.of(records, index.document_rates)
 
 
 @pytest.mark.parametrize("question, named", [
@@ -269,18 +269,40 @@ def test_a_name_cited_by_other_documents_is_still_a_name():
 
     from advanced_retrieval.naming import Names
 
-    papers = {"adam_1412.6980": "adam adam adam stochastic optimization adam", "bert_1810.04805": "bert adam",
-              "resnet_1512.03385": "resnet adam", "attention_is_all_you_need": "transformer adam"}
-    index = BM25Index.build(chunk(f"{text} {i}", 1, i, doc_id=name) for name, text in papers.items()
-                            for i in range(3 if name.startswith("adam") else 1))
+    # every paper cites Adam in its training section (one chunk in four); the Adam paper says it throughout
+    papers = {"adam_1412.6980": "adam stochastic optimization", "bert_1810.04805": "bert pre-training",
+              "resnet_1512.03385": "resnet residual", "attention_is_all_you_need": "transformer attention"}
+    index = BM25Index.build(
+        chunk(f"{text} {'trained with adam' if name.startswith('adam') or i == 0 else 'results'} {i}", i + 1, i,
+              doc_id=name) for name, text in papers.items() for i in range(4))
     records = [SimpleNamespace(doc_id=name, file_name=f"{name}.pdf", title="") for name in papers]
-    names = Names.of(records, index.document_counts)
+    names = Names.of(records, index.document_rates)
     assert names.named("What are Adam's default settings for beta1 and beta2?") == ("adam_1412.6980",)
 
 
-def test_document_counts_tell_where_a_word_is_held():
-    index = filings_index({"a": "alpha beta", "b": "beta gamma", "c": "gamma"})
-    assert index.document_counts(["beta", "delta", ""]) == {"beta": {"a": 1, "b": 1}, "delta": {}, "": {}}
+def test_document_rates_tell_how_much_of_each_document_holds_a_word():
+    index = BM25Index.build([chunk("alpha beta", 1, 0, doc_id="a"), chunk("beta gamma", 1, 0, doc_id="b"),
+                             chunk("gamma", 2, 1, doc_id="b"), chunk("delta", 3, 2, doc_id="b"),
+                             chunk("beta", 4, 3, doc_id="b")])
+    assert index.document_rates(["beta", "omega", ""]) == {"beta": {"a": 1.0, "b": 0.5}, "omega": {}, "": {}}
+
+
+def test_a_long_document_does_not_outweigh_the_one_a_word_names():
+    from types import SimpleNamespace
+
+    from advanced_retrieval.naming import Names
+
+    # the deck about evaluation says it on every slide; a long filing says it in 40 of 1,000 chunks: more chunks,
+    # but the deck is what "evaluation" names
+    chunks = [chunk(f"evaluation slide {i}", i + 1, i, doc_id="deck") for i in range(20)]
+    chunks += [chunk(f"{'evaluation of' if i < 40 else 'revenue'} line {i}", i + 1, i, doc_id="filing")
+               for i in range(1000)]
+    chunks += [chunk("budget sheet", 1, 0, doc_id="sheet")]
+    records = [SimpleNamespace(doc_id="deck", file_name="deck.pptx", title="Evaluation that matters"),
+               SimpleNamespace(doc_id="filing", file_name="ACME_10K.pdf", title=""),
+               SimpleNamespace(doc_id="sheet", file_name="budget.xlsx", title="")]
+    names = Names.of(records, BM25Index.build(chunks).document_rates)
+    assert names.named("How long did the evaluation of the program run?") == ("deck",)
 
 
 def test_the_named_document_outranks_the_same_passage_in_a_sibling(store, tmp_path, fake_embedder):
@@ -394,3 +416,22 @@ def test_headed_pages_of_the_only_document_or_of_the_asked_ones(store, tmp_path,
     asked = Filters(doc_ids=("GLOBEX_2022_10K",))  # "asking only about" one document
     assert first_page(on, asked) == ("GLOBEX_2022_10K", 5)
     assert first_page(on)[1] != 5  # two documents, none named or asked: no headed pages
+
+
+def test_a_title_word_weighs_less_than_a_file_name_and_a_repeated_word_counts_once():
+    from types import SimpleNamespace
+
+    from advanced_retrieval.naming import Names
+
+    # only Ulta's release says "fiscal" (its title too: "Fourth Quarter Fiscal 2022 Results"); the question names
+    # Amcor by its file name and says "fiscal" twice
+    chunks = [chunk(f"ulta fiscal results {i}", i + 1, i, doc_id="ulta") for i in range(4)]
+    chunks += [chunk(f"amcor net income {i}", i + 1, i, doc_id="amcor") for i in range(4)]
+    chunks += [chunk(f"3m revenue {i}", i + 1, i, doc_id="3m") for i in range(4)]
+    records = [SimpleNamespace(doc_id="ulta", file_name="ULTABEAUTY_2023Q4_EARNINGS.pdf",
+                               title="Ulta Beauty Announces Fourth Quarter Fiscal 2022 Results"),
+               SimpleNamespace(doc_id="amcor", file_name="AMCOR_2023Q4_EARNINGS.pdf", title="Amcor 4Q 2023"),
+               SimpleNamespace(doc_id="3m", file_name="3M_2022_10K.pdf", title="")]
+    names = Names.of(records, BM25Index.build(chunks).document_rates)
+    assert names.named("How did Amcor's GAAP net income change from fiscal 2022 to fiscal 2023?") == ("amcor",)
+    assert names.named("What were the fiscal results?") == ("ulta",)  # a title word still names when alone
