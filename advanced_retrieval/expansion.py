@@ -2,7 +2,11 @@
 
 A question form is found in the query as whole words, case-insensitively ("SG&A", "free cash flow"); a form of
 two or more words is also found after stemming and stopword removal, as BM25 sees it ("capital expenditure"
-finds "capital expenditures"). One-word forms match as written only, so "compute" does not fire on "computed".
+finds "capital expenditures"), and with neighbouring words written together, as people write compounds ("free
+cashflow", "cashflow statement"). One-word forms match as written only, so "compute" does not fire on "computed".
+
+`heading_phrases` gives the phrases of the expansion that name a statement or section (vocabulary.HEADINGS), each
+with the other names the same statement goes by ("statements of earnings" for "statements of income").
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from advanced_retrieval.tokens import tokenize
-from advanced_retrieval.vocabulary import ENTRIES
+from advanced_retrieval.vocabulary import ENTRIES, HEADINGS, STATEMENT_NAMES
 
 # An expansion word counts at most this share of a word the user typed, and the whole expansion adds at most
 # this share of the best score the user's own words reach (see the vocabulary's docstring). Chosen on
@@ -36,8 +40,21 @@ def _contains(tokens: Sequence[str], part: Sequence[str]) -> bool:
     return any(list(tokens[i:i + n]) == list(part) for i in range(len(tokens) - n + 1))
 
 
+def _joined(form: str) -> list[str]:
+    """The form with every choice of neighbouring words written together: "free cash flow" gives "freecash flow",
+    "free cashflow" and "freecashflow" (at most 2^(words - 1) - 1 of them; forms are a few words long)."""
+    words = form.split()
+    out = []
+    for mask in range(1, 2 ** (len(words) - 1)):
+        text = words[0]
+        for i, word in enumerate(words[1:]):
+            text += word if mask >> i & 1 else f" {word}"
+        out.append(_surface(text))
+    return out
+
+
 def _matches(form: str, surface: str, tokens: Sequence[str]) -> bool:
-    if _surface(form) in surface:
+    if _surface(form) in surface or any(joined in surface for joined in _joined(form)):
         return True
     stems = tokenize(form)
     return len(stems) >= 2 and _contains(tokens, stems)
@@ -59,3 +76,17 @@ def expansion_phrases(query: str, entries: Sequence[Entry] = ENTRIES) -> tuple[s
 def expansion_query(query: str, entries: Sequence[Entry] = ENTRIES) -> str:
     """The expansion as one keyword query ("" when nothing in `query` is in the vocabulary)."""
     return " ".join(expansion_phrases(query, entries))
+
+
+def heading_phrases(query: str, entries: Sequence[Entry] = ENTRIES) -> tuple[str, ...]:
+    """The expansion's statement and section names (vocabulary.HEADINGS), each followed by the other names of the
+    same statement (vocabulary.STATEMENT_NAMES: a balance sheet is also a statement of financial position), once
+    each; () when the query's vocabulary names none."""
+    found: dict[str, None] = {}
+    for phrase in expansion_phrases(query, entries):
+        if phrase in HEADINGS:
+            found[phrase] = None
+            for names in STATEMENT_NAMES:
+                if phrase in names:
+                    found.update(dict.fromkeys(names))
+    return tuple(found)

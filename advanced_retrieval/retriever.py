@@ -8,14 +8,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from advanced_retrieval.expansion import expansion_phrases, expansion_query
+from advanced_retrieval.expansion import expansion_query, heading_phrases
 from advanced_retrieval.fusion import KEYWORD_WEIGHT, RRF_K, QueryPlan, plan_query, reciprocal_rank_fusion
 from advanced_retrieval.keyword_index import KeywordIndex
 from advanced_retrieval.naming import NamedDocuments
 from advanced_retrieval.seams import Store
 from advanced_retrieval.sections import Sections
 from advanced_retrieval.types import STRATEGIES, Filters, Hit, page_key
-from advanced_retrieval.vocabulary import HEADINGS
 from document_processor import Chunk
 from vector_db import Embedder
 
@@ -25,14 +24,14 @@ def _normalised(text: str) -> str:
 
 
 NAMED_WEIGHT = 1.0  # fusion weight of the searches within the named documents, as the library-wide ones
-# Fusion weight of the named documents' pages whose headings hold a statement or section name of the query's
-# vocabulary expansion (advanced_retrieval.sections, vocabulary.HEADINGS). Chosen on financebench_dev only (hybrid
-# MRR@10 / hit@5 with every other piece on): 0 .304 / .429, 1 .323 / .452, 2 .363 / .476, 3 .403 / .524, 4 .460 /
-# .548, 6 .490 / .548. 3 is where one list at its first place (3/61) still counts less than the four searches
-# agreeing at their tenth (4/70): above it this list alone decides the order, which a question whose answer is in
-# the prose would pay (the held-out answer set loses one first place at every weight: MRR .841 -> .825 at 1 to 4,
-# .820 at 6).
-SECTION_WEIGHT = 3.0
+# The named documents' pages whose headings hold a statement or section name of the query's vocabulary expansion
+# (advanced_retrieval.sections, expansion.heading_phrases) are fused as one more list whose weight is this share of
+# the other lists' total: the first headed page counts as much as a chunk every other search puts first. A question
+# that names a document and the statement its answer is read from (a margin, a ratio, a balance) is answered on
+# that statement's page, whose line items neither its words nor its meaning resemble, so no other list brings it
+# up. Chosen on financebench_dev only (hybrid MRR@10, every other piece on; docs/retrieval.md): a fixed weight of 3
+# .424, 4 .506, 5 .528, 6 .540, 8 .528; the share 1.0 matches 4 for plain questions and 6 for those with exact terms.
+SECTION_SHARE = 1.0
 SECTION_DOCS = 4  # headed pages are looked for in at most this many documents (each read once per generation)
 
 
@@ -44,6 +43,7 @@ class _Candidates:
     bm25: list[tuple[str, float]]
     query_vector: np.ndarray | None = None  # the embedded query (hybrid and vector)
     extra: tuple[tuple[list[str], float], ...] = ()  # hybrid: more ranked lists to fuse, with their weights
+    headed: list[str] = field(default_factory=list)  # hybrid: pages headed by what the query names (sections)
     cosine: dict[str, float] = field(default_factory=dict)  # cosines measured for the extra lists
 
 
@@ -192,35 +192,36 @@ class HybridRetriever:
         vector = self._store.query(query_vector, self.candidates, filters) if query_vector is not None else []
         chunks = {c.id: c for c, _ in vector}
         named_cosine: dict[str, float] = {}
-        extra = self._extra_lists(plan, query, query_vector, expansion, filters, index, named_cosine)
+        within = self._named.within(query, filters, index) if plan.strategy == "hybrid" and self.route else None
+        extra = self._named_lists(plan, query, query_vector, expansion, within, index, named_cosine)
+        headed = self._headed(plan, query, expansion, within, filters, index)
         if prefetch is not None:
             for chunk in prefetch.result():
                 chunks.setdefault(chunk.id, chunk)
-        return _Candidates(vector=vector, bm25=bm25, query_vector=query_vector, extra=extra,
+        return _Candidates(vector=vector, bm25=bm25, query_vector=query_vector, extra=extra, headed=headed,
                            cosine=named_cosine), chunks
 
-    def _extra_lists(self, plan: QueryPlan, query: str, query_vector, expansion: str, filters: Filters | None,
+    def _named_lists(self, plan: QueryPlan, query: str, query_vector, expansion: str, within: Filters | None,
                      index, cosine: dict[str, float]) -> tuple[tuple[list[str], float], ...]:
-        """Hybrid only: both searches again within the documents the query names (route), and their pages headed
-        by what the query's vocabulary names (sections). (Embedding the expansion's words as a query of their own
-        was tried: dev MRR@10 -0.036, 8 questions worse, 2 better.) The cosines measured within the named
-        documents are added to `cosine`."""
-        if plan.strategy != "hybrid":
+        """Hybrid only: both searches again `within` the documents the query names (route). (Embedding the
+        expansion's words as a query of their own was tried: dev MRR@10 -0.036, 8 questions worse, 2 better.)
+        The cosines measured within the named documents are added to `cosine`."""
+        if plan.strategy != "hybrid" or within is None:
             return ()
-        out = []
-        within = self._named.within(query, filters, index) if self.route else None
-        if within is not None:
-            near = self._named.nearest(query_vector, within, index, self.candidates)
-            cosine.update(near)
-            out.append(([cid for cid, _ in near], NAMED_WEIGHT))
-            out.append(([cid for cid, _ in index.search(query, self.candidates, within, expansion=expansion)],
-                        NAMED_WEIGHT * plan.keyword_weight))
-        if self.sections and expansion:
-            asked = within.doc_ids if within is not None else self._asked_documents(filters, index)
-            headed = self._headed_pages(query, expansion, asked, index) if 0 < len(asked) <= SECTION_DOCS else []
-            if headed:
-                out.append((headed, SECTION_WEIGHT))
-        return tuple(out)
+        near = self._named.nearest(query_vector, within, index, self.candidates)
+        cosine.update(near)
+        return (([cid for cid, _ in near], NAMED_WEIGHT),
+                ([cid for cid, _ in index.search(query, self.candidates, within, expansion=expansion)],
+                 NAMED_WEIGHT * plan.keyword_weight))
+
+    def _headed(self, plan: QueryPlan, query: str, expansion: str, within: Filters | None, filters: Filters | None,
+                index) -> list[str]:
+        """Hybrid with sections: the pages headed by what the query's vocabulary names, `within` the documents the
+        query names (route), else those the filter keeps, else the library's only document; [] otherwise."""
+        if plan.strategy != "hybrid" or not (self.sections and expansion):
+            return []
+        asked = within.doc_ids if within is not None else self._asked_documents(filters, index)
+        return self._headed_pages(query, expansion, asked, index) if 0 < len(asked) <= SECTION_DOCS else []
 
     def _asked_documents(self, filters: Filters | None, index) -> tuple[str, ...]:
         """Without a named document, the documents a question is about all the same: those the caller's filter
@@ -234,8 +235,7 @@ class HybridRetriever:
         """These documents' pages whose headings hold a statement or section name of the expansion
         (vocabulary.HEADINGS: "balance sheets", not the line item "net sales"), each as its chunk the query and its
         expansion score best on (BM25), best page first; at most `candidates`."""
-        headings = [phrase for phrase in expansion_phrases(query) if phrase in HEADINGS]
-        pages = self._sections.pages(doc_ids, headings, index.generation)
+        pages = self._sections.pages(doc_ids, heading_phrases(query), index.generation)
         scored = index.score(f"{query} {expansion}", [cid for page in pages for cid in page.chunk_ids])
         best = [max(page.chunk_ids, key=lambda cid: scored.get(cid, 0.0)) for page in pages]
         best.sort(key=lambda cid: -scored.get(cid, 0.0))  # stable: document order among equals
@@ -263,6 +263,9 @@ class HybridRetriever:
             return sorted(found.bm25, key=lambda item: item[0] not in first)  # stable: BM25 order inside
         lists = [[c.id for c, _ in found.vector], bm25_ids, *(ids for ids, _ in found.extra)]
         weights = [1.0, plan.keyword_weight, *(w for _, w in found.extra)]
+        if found.headed:
+            lists.append(found.headed)
+            weights.append(SECTION_SHARE * sum(weights))
         if plan.phrases:
             lists.append(self._with_phrases(plan.phrases, lists, chunks))
             weights.append(plan.keyword_weight)

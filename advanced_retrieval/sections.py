@@ -8,7 +8,9 @@ have the same shape: a paper's "Ablation study", a contract's "Term and Terminat
 
 A page's headings: the heading path of its chunks (what the parsers detected), and its first short lines (up to
 TOP_LINES lines of at most MAX_LINE characters, until the first longer line; table rows excluded), which is where
-a PDF page prints its title when no heading was detected. Lines that open many pages of the document are running
+a PDF page prints its title when no heading was detected, and the header row of each table on the page, where a
+statement's title lands when the table reader took it for the header of the figures' columns ("| CONSOLIDATED
+STATEMENTS OF INCOME 2022 | 2021 |"). Lines that open many pages of the document are running
 heads ("Table of Contents", "3M Company and Subsidiaries", a page number) and are left out: at the top of more
 than RUNNING_SHARE of the document's pages and of at least RUNNING_MIN pages.
 
@@ -65,6 +67,14 @@ def _top_lines(chunk: Chunk) -> list[str]:
     return lines
 
 
+def _table_heads(chunk: Chunk) -> list[str]:
+    """The worded cells of the header row of a table chunk (a Markdown table: header row, then "| --- |")."""
+    lines = chunk.text.lstrip().splitlines()[:2]
+    if len(lines) < 2 or not lines[0].startswith("|") or not lines[1].startswith("| ---"):
+        return []
+    return [cell for cell in (" ".join(c.split()) for c in lines[0].strip("|").split("|")) if _WORDY.search(cell)]
+
+
 def document_pages(chunks: Iterable[Chunk]) -> list[Page]:
     """The pages of one document (its chunks in any order) with their headings, running heads left out.
 
@@ -83,7 +93,7 @@ def document_pages(chunks: Iterable[Chunk]) -> list[Page]:
     limit = max(RUNNING_MIN, RUNNING_SHARE * paged)
     pages = []
     for key, found in by_page.items():
-        lines = [*tops[key], *(h for c in found for h in c.heading_path)]
+        lines = [*tops[key], *(h for c in found for h in (*c.heading_path, *_table_heads(c)))]
         kept = tuple(dict.fromkeys(line for line in lines
                                    if opening[line.casefold()] <= limit and _WORDY.search(line)))
         pages.append(Page(key, kept, tuple(tokenize("\n".join(kept))), tuple(c.id for c in found)))

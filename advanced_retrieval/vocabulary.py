@@ -28,10 +28,14 @@ FINANCE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("free cash flow", "fcf"),
      ("net cash provided by operating activities", "capital expenditures", "purchases of property and equipment",
       "statements of cash flows")),
-    (("capex", "capital expenditure", "capital expenditures", "capital spending", "capital investment",
-      "capital intensive", "capital intensity"),
+    (("capex", "capital expenditure", "capital expenditures", "capital spending", "capital investment"),
      ("capital expenditures", "purchases of property plant and equipment", "additions to property and equipment",
       "payments for property and equipment", "investing activities", "statements of cash flows")),
+    # Capital intensity is read from the assets a business needs for its sales (total assets or fixed assets
+    # against revenue) as well as from what it spends on them.
+    (("capital intensive", "capital intensity"),
+     ("capital expenditures", "property plant and equipment net", "total assets", "purchases of property plant and "
+      "equipment", "balance sheets", "statements of cash flows")),
     (("operating cash flow", "cash flow from operations", "cash from operations", "cfo"),
      ("net cash provided by operating activities", "operating activities", "statements of cash flows")),
     (("cash flow", "cash flows"), ("statements of cash flows", "operating activities", "investing activities",
@@ -76,10 +80,18 @@ FINANCE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("liquidity",), ("liquidity and capital resources", "cash and cash equivalents", "credit facility")),
     (("debt", "leverage", "debt to equity", "borrowings"),
      ("long-term debt", "short-term borrowings", "current portion of long-term debt", "total equity")),
-    (("interest coverage",), ("interest expense", "operating income")),
-    (("inventory turnover", "inventory"), ("inventories", "cost of sales")),
-    (("dso", "days sales outstanding", "receivables"), ("accounts receivable", "net sales")),
-    (("dpo", "days payable outstanding", "payables"), ("accounts payable", "cost of sales")),
+    # A ratio of line items from two statements points to both: turnover and days ratios divide an income
+    # statement flow (sales, cost of sales) by a balance sheet stock (inventories, receivables, payables).
+    (("interest coverage",), ("interest expense", "operating income", "statements of income")),
+    (("inventory turnover", "inventory turns", "days inventory outstanding", "dio"),
+     ("inventories", "cost of sales", "balance sheets", "statements of income")),
+    (("inventory",), ("inventories", "cost of sales")),
+    (("dso", "days sales outstanding", "receivables turnover"),
+     ("accounts receivable", "net sales", "balance sheets", "statements of income")),
+    (("receivables",), ("accounts receivable", "net sales")),
+    (("dpo", "days payable outstanding", "payables turnover"),
+     ("accounts payable", "cost of sales", "balance sheets", "statements of income")),
+    (("payables",), ("accounts payable", "cost of sales")),
     (("ppe", "pp&e", "fixed assets", "fixed asset"),
      ("property plant and equipment net", "total assets", "balance sheets")),
     (("total assets", "balance sheet"), ("balance sheets", "total assets", "total liabilities and equity")),
@@ -152,3 +164,14 @@ HEADINGS = frozenset((
     "governing law", "indemnification", "limitation of liability", "fees and payment", "service level agreement",
     "representations and warranties", "intellectual property", "license grant",
 ))
+
+# The names one statement goes by, by company and standard (US GAAP filers title the income statement "Statements
+# of Income", "of Operations" or "of Earnings"; IFRS filers and banks say "Statement of Financial Position" or "of
+# Condition" for the balance sheet). A page headed by any of them is the statement a question points to.
+STATEMENT_NAMES: tuple[frozenset[str], ...] = (
+    frozenset(("statements of income", "consolidated statements of income", "statements of operations",
+               "statements of earnings", "income statements")),
+    frozenset(("balance sheets", "consolidated balance sheets", "statements of financial position",
+               "statements of financial condition")),
+    frozenset(("statements of cash flows", "consolidated statements of cash flows", "cash flow statements")),
+)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advanced_retrieval import BM25Index, Filters, HybridRetriever, KeywordIndex
-from advanced_retrieval.expansion import EXPANSION_SHARE, expansion_phrases, expansion_query
+from advanced_retrieval.expansion import EXPANSION_SHARE, expansion_phrases, expansion_query, heading_phrases
 from advanced_retrieval.vocabulary import ENTRIES
 from document_processor import Chunk, Location, ParsedDocument, chunk_id
 from vector_db import VectorStore, make_client
@@ -39,6 +39,25 @@ def test_multiword_forms_match_after_stemming_one_word_forms_only_as_written():
     assert expansion_phrases("How is the BLEU score computed?") == ()  # "compute" is a form, "computed" is not
     assert expansion_phrases("") == expansion_phrases("   ") == ()
     assert expansion_query("the weather in Paris") == ""
+
+
+def test_compounds_written_as_one_word_match_their_forms():
+    assert "statements of cash flows" in expansion_phrases("Does Adobe have an improving Free cashflow conversion?")
+    assert "statements of cash flows" in expansion_phrases("the freecashflow of the group")
+    assert "net cash provided by operating activities" in expansion_phrases("operating cashflow in 2022")
+    assert expansion_phrases("cash flowers") == ()  # whole words only, joined or not
+
+
+def test_heading_phrases_name_a_statement_by_all_its_titles():
+    margin = heading_phrases("What drove Best Buy's gross margin in FY2023?")
+    assert {"statements of income", "statements of earnings", "statements of operations"} <= set(margin)
+    assert "net sales" not in margin  # a line item heads no page
+    assert {"balance sheets", "statements of cash flows"} <= set(heading_phrases("Is 3M capital-intensive?"))
+    turnover = heading_phrases("What is the FY2019 inventory turnover ratio?")  # COGS / average inventory
+    assert {"balance sheets", "statements of income"} <= set(turnover)
+    assert heading_phrases("What drove the increase in inventory?") == ()
+    assert heading_phrases("the weather in Paris") == heading_phrases("") == ()
+    assert len(margin) == len(set(margin))
 
 
 def test_each_phrase_once_in_vocabulary_order():
@@ -360,6 +379,19 @@ def test_page_headings_are_titles_and_headings_without_running_heads():
     assert pages[("para",)] == ("Term and Termination",)  # a page-less chunk: its heading path
 
 
+def test_a_title_in_a_tables_header_row_heads_its_page():
+    from advanced_retrieval.sections import document_pages
+
+    table = ("| Year Ended December 31 (Millions) | CONSOLIDATED STATEMENTS OF EARNINGS 2022 | 2021 |\n"
+             "| --- | --- | --- |\n| Net sales | 900 | 800 |")
+    chunks = [chunk("Table of Contents", 4, 1, doc_id="acme"), chunk(table, 4, 2, doc_id="acme"),
+              chunk("| Net sales | 900 | 800 |\n| Cost of sales | 500 | 450 |", 5, 3, doc_id="acme")]
+    pages = {p.key[2]: p for p in document_pages(chunks)}
+    assert "CONSOLIDATED STATEMENTS OF EARNINGS 2022" in pages[4].headings
+    assert pages[4].holds(("statement", "earn"))
+    assert pages[5].headings == ()  # rows without a separator line are no header
+
+
 def test_the_statement_the_vocabulary_names_comes_first(store, tmp_path, fake_embedder):
     from advanced_retrieval.sections import Sections
 
@@ -379,6 +411,48 @@ def test_the_statement_the_vocabulary_names_comes_first(store, tmp_path, fake_em
     plain = "What was the largest liability in the balance sheet in 2022?"
     assert ([h.chunk.id for h in with_sections.retrieve(plain, k=3, strategy="hybrid")]
             == [h.chunk.id for h in without.retrieve(plain, k=3, strategy="hybrid")])
+
+
+def earnings_release(doc_id: str) -> list[Chunk]:
+    """A release whose income statement is titled "of Earnings" inside its table's header row; its prose pages talk
+    about margins in the question's own words."""
+    statement = ("| (Millions) | CONSOLIDATED STATEMENTS OF EARNINGS 2023 | 2022 |\n| --- | --- | --- |\n"
+                 "| Revenue | 46,298 | 51,761 |\n| Cost of sales | 35,934 | 40,121 |\n| Gross profit | 10,364 | 11,640 |")
+    pages = {1: "Gross margin for the year was 22.4%; the gross margin rate fell on lower product margins in 2023.",
+             2: "Our gross margin outlook for 2024 assumes the gross margin pressure of 2023 eases.",
+             3: "Table of Contents\nSegment results by channel and region for the year.",
+             4: statement}
+    return [chunk(text, page, page, doc_id=doc_id) for page, text in pages.items()]
+
+
+def test_a_statement_titled_by_another_name_in_its_table_comes_first(store, tmp_path, fake_embedder):
+    for name in ("BESTBUY_2023_10K", "GLOBEX_2023_10K"):
+        store.add_document(doc(earnings_release(name), doc_id=name))
+    question = "Are Best Buy's gross margins consistent from year to year?"
+    on = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    off = HybridRetriever(store, KeywordIndex(tmp_path / "bm25-off"), fake_embedder, sections=False)
+    first = on.retrieve(question, 3, "hybrid")[0].chunk
+    assert (first.doc_id, first.location.page) == ("BESTBUY_2023_10K", 4)
+    first = off.retrieve(question, 3, "hybrid")[0].chunk
+    assert (first.doc_id, first.location.page) != ("BESTBUY_2023_10K", 4)  # the prose's words win without it
+
+
+def test_the_first_headed_page_counts_as_much_as_every_other_search_together():
+    from advanced_retrieval.fusion import QueryPlan
+    from advanced_retrieval.retriever import _Candidates
+
+    prose = chunk("prose", 1, 1)
+
+    def fused(keyword_weight: float) -> list[str]:
+        # the prose chunk is first in three searches and second in the library-wide BM25; "statement" only heads
+        # its page
+        found = _Candidates(vector=[(prose, 0.9)], bm25=[("other", 9.0), (prose.id, 8.0)],
+                            extra=(([prose.id], 1.0), ([prose.id], keyword_weight)), headed=["statement"])
+        retriever = HybridRetriever(None, None, None)
+        return [cid for cid, _ in retriever._rank(QueryPlan("hybrid", "test", keyword_weight), found, {})]
+
+    for keyword_weight in (1.0, 2.0):
+        assert fused(keyword_weight) == ["statement", prose.id, "other"]
 
 
 def test_a_line_item_heads_no_page(store, tmp_path, fake_embedder):
