@@ -3,7 +3,8 @@
 A question form is found in the query as whole words, case-insensitively ("SG&A", "free cash flow"); a form of
 two or more words is also found after stemming and stopword removal, as BM25 sees it ("capital expenditure"
 finds "capital expenditures"), and with neighbouring words written together, as people write compounds ("free
-cashflow", "cashflow statement"). One-word forms match as written only, so "compute" does not fire on "computed".
+cashflow", "cashflow statement"); a period word written against its year is read apart from it ("FY2022" is "FY 2022",
+"Q22023" is "Q2 2023"). One-word forms match as written only, so "compute" does not fire on "computed".
 
 `heading_phrases` gives the phrases of the expansion that name a statement or section (vocabulary.HEADINGS), each
 with the other names the same statement goes by ("statements of earnings" for "statements of income").
@@ -26,13 +27,15 @@ from advanced_retrieval.vocabulary import ENTRIES, HEADINGS, STATEMENT_NAMES
 EXPANSION_SHARE = 0.3
 
 _NOT_WORD = re.compile(r"[^\w&]+")
+_PERIOD = re.compile(r"\b(fy|q[1-4]|h[12])(?=\d)")  # "FY2022", "Q2 2023", "q22023": the period word before its year
 
 Entry = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 def _surface(text: str) -> str:
     """' free cash flow ' from 'Free-cash-flow?': casefolded words (and "&") between single spaces."""
-    return f" {' '.join(_NOT_WORD.sub(' ', unicodedata.normalize('NFKC', text).casefold()).split())} "
+    words = _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+    return " " + " ".join(_PERIOD.sub(r"\1 ", words).split()) + " "
 
 
 def _contains(tokens: Sequence[str], part: Sequence[str]) -> bool:

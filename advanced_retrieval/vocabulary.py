@@ -67,7 +67,8 @@ FINANCE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
      ("consolidated balance sheets", "total assets", "total liabilities")),
     (("cash flow statement", "statement of cash flows"),
      ("consolidated statements of cash flows", "operating activities", "investing activities")),
-    (("fy",), ("fiscal year",)),
+    # A full year's figures stand in a release's "Twelve Months Ended" or a filing's "Year Ended" columns.
+    (("fy",), ("fiscal year", "twelve months ended", "year ended")),
     (("ytd", "year to date"), ("nine months ended", "six months ended")),
     (("quarter", "quarterly", "q1", "q2", "q3", "q4"), ("three months ended",)),
     (("roa", "return on assets"), ("net income", "total assets", "balance sheets")),

@@ -48,6 +48,13 @@ def test_compounds_written_as_one_word_match_their_forms():
     assert expansion_phrases("cash flowers") == ()  # whole words only, joined or not
 
 
+def test_a_period_word_written_against_its_year_is_read_apart():
+    assert "twelve months ended" in expansion_phrases("What was adjusted EBITDA for FY2023?")
+    assert "twelve months ended" in expansion_phrases("What was adjusted EBITDA for FY 2023?")
+    assert "three months ended" in expansion_phrases("Which region dropped most in Q22023?")
+    assert expansion_phrases("the fyi and q9 notes") == ()
+
+
 def test_heading_phrases_name_a_statement_by_all_its_titles():
     margin = heading_phrases("What drove Best Buy's gross margin in FY2023?")
     assert {"statements of income", "statements of earnings", "statements of operations"} <= set(margin)
