@@ -55,15 +55,23 @@ class Page:
         return n > 0 and any(tuple(self.tokens[i:i + n]) == tuple(phrase) for i in range(len(self.tokens) - n + 1))
 
 
+def _prose(line: str, following: str) -> bool:
+    """True for a line of running text, which every line of a two-column paper is short enough to pass for a
+    title: it starts in lower case, ends inside a sentence (a comma or a hyphen), or the line after it starts in
+    lower case and is short too (the sentence wraps onto it)."""
+    return line[:1].islower() or line[-1:] in ",-" or (following[:1].islower() and len(following) <= MAX_LINE)
+
+
 def _top_lines(chunk: Chunk) -> list[str]:
+    raw = [" ".join(line.split()) for line in chunk.text.splitlines()[:TOP_LINES + 1]]
     lines = []
-    for raw in chunk.text.splitlines()[:TOP_LINES]:
-        line = " ".join(raw.split())
+    for line, following in zip(raw[:TOP_LINES], [*raw[1:], ""]):
         if not line or line.startswith("|"):
             continue
         if len(line) > MAX_LINE:
             break
-        lines.append(line)
+        if not _prose(line, following):
+            lines.append(line)
     return lines
 
 

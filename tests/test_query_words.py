@@ -386,6 +386,20 @@ def test_page_headings_are_titles_and_headings_without_running_heads():
     assert pages[("para",)] == ("Term and Termination",)  # a page-less chunk: its heading path
 
 
+def test_wrapped_lines_of_a_two_column_page_are_no_titles():
+    from advanced_retrieval.sections import document_pages
+
+    references = ("Mandar Joshi, Eunsol Choi, Daniel S Weld, and Luke\nZettlemoyer. 2017. Triviaqa: A large scale"
+                  "\nsupervised challenge datasets for reading comprehension.\nRyan Kiros, Yukun Zhu, Ruslan,\n"
+                  "and Sanja Fidler. 2015. Skip-thought vectors.")
+    appendix = "jority class.\nC Additional Ablation Studies\nC.1 Effect of Number of Training Steps\nFigure 5 shows MNLI Dev accuracy after\nfine-tuning from a checkpoint"
+    pages = {p.key[2]: p for p in document_pages([chunk(references, 11, 1, doc_id="bert"),
+                                                   chunk(appendix, 16, 2, doc_id="bert")])}
+    assert not pages[11].holds(("dataset",))  # "datasets" is in a sentence wrapped over short lines
+    assert pages[11].headings == ("Mandar Joshi, Eunsol Choi, Daniel S Weld, and Luke",)
+    assert pages[16].headings == ("C Additional Ablation Studies", "C.1 Effect of Number of Training Steps")
+
+
 def test_a_title_in_a_tables_header_row_heads_its_page():
     from advanced_retrieval.sections import document_pages
 
