@@ -65,7 +65,7 @@ def _prose(line: str, following: str) -> bool:
 def _top_lines(chunk: Chunk) -> list[str]:
     raw = [" ".join(line.split()) for line in chunk.text.splitlines()[:TOP_LINES + 1]]
     lines = []
-    for line, following in zip(raw[:TOP_LINES], [*raw[1:], ""]):
+    for line, following in zip(raw[:TOP_LINES], [*raw[1:], ""], strict=False):  # the last line read only follows
         if not line or line.startswith("|"):
             continue
         if len(line) > MAX_LINE:
