@@ -12,6 +12,7 @@ with the other names the same statement goes by ("statements of earnings" for "s
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -40,26 +41,32 @@ def _surface(text: str) -> str:
 
 def _contains(tokens: Sequence[str], part: Sequence[str]) -> bool:
     n = len(part)
-    return any(list(tokens[i:i + n]) == list(part) for i in range(len(tokens) - n + 1))
+    return any(tuple(tokens[i:i + n]) == tuple(part) for i in range(len(tokens) - n + 1))
 
 
-def _joined(form: str) -> list[str]:
-    """The form with every choice of neighbouring words written together: "free cash flow" gives "freecash flow",
-    "free cashflow" and "freecashflow" (at most 2^(words - 1) - 1 of them; forms are a few words long)."""
+@functools.cache  # the vocabulary's forms are constant: made once each
+def _written(form: str) -> tuple[str, ...]:
+    """The ways a form may be written: as it is, and with every choice of neighbouring words written together
+    ("free cash flow": "freecash flow", "free cashflow", "freecashflow"; 2^(words - 1) in all)."""
     words = form.split()
     out = []
-    for mask in range(1, 2 ** (len(words) - 1)):
+    for mask in range(2 ** (len(words) - 1)):
         text = words[0]
         for i, word in enumerate(words[1:]):
             text += word if mask >> i & 1 else f" {word}"
         out.append(_surface(text))
-    return out
+    return tuple(out)
+
+
+@functools.cache
+def _stems(form: str) -> tuple[str, ...]:
+    return tuple(tokenize(form))
 
 
 def _matches(form: str, surface: str, tokens: Sequence[str]) -> bool:
-    if _surface(form) in surface or any(joined in surface for joined in _joined(form)):
+    if any(written in surface for written in _written(form)):
         return True
-    stems = tokenize(form)
+    stems = _stems(form)
     return len(stems) >= 2 and _contains(tokens, stems)
 
 
