@@ -258,15 +258,65 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Run a golden-question dataset through retrieval and the engine; print the figures (see evaluation/)."""
-    from evaluation import eval_command
+    """Run a golden-question dataset, or a bundled set by name (evaluation.sets: its documents are linked from
+    ../shared/data and indexed into a temporary library unless --data-dir is given), through retrieval and the
+    engine; print the figures (see evaluation/)."""
+    from evaluation import SETS, SetUnavailable, eval_command
+    from evaluation.sets import scratch_dir
 
     # As `ask` does: the provider DOCAGENT_PROVIDER names; unset, Gemini with a key, else offline.
-    config = args.config
-    offline = args.offline or (not config.gemini_key and config.provider not in ("local", "gemini"))
-    return eval_command(args.dataset, args.data_dir, docs=args.docs, offline=offline,
-                        strategies=tuple(args.strategy or ("hybrid",)), as_json=args.json, min_hit5=args.min_hit5,
-                        min_mrr=args.min_mrr, min_accuracy=args.min_accuracy, k=args.k, config=config)
+    try:
+        model = wiring.model_config(args.config, provider="offline" if args.offline else None)
+    except ValueError as e:
+        print(f"{e} (or run with --offline)", file=sys.stderr)
+        return 2
+    strategies = tuple(args.strategy or ("hybrid",))
+    with scratch_dir(Path(args.dataset).stem) as scratch:
+        dataset, docs, config = Path(args.dataset), args.docs, args.config
+        if args.dataset in SETS and not dataset.is_file():
+            try:
+                prepared = SETS[args.dataset].prepare(Path(scratch), quick=args.quick)
+            except SetUnavailable as e:
+                print(f"{e}: nothing to measure", file=sys.stderr)
+                return 0
+            dataset, docs = prepared.dataset, docs or prepared.docs
+            if not args.data_dir_given:  # never the user's library: a set gets a library of its own
+                config = wiring.replace_data_dir(config, Path(scratch) / "library")
+        embedder = wiring.make_embedder(config)
+        kb = _open_kb(argparse.Namespace(config=config), embedder)
+        agent = wiring.build_for(model, kb, embedder) if not args.retrieval_only else None
+        return eval_command(dataset, kb, agent, docs=docs, strategies=strategies, as_json=args.json,
+                            min_hit5=args.min_hit5, min_mrr=args.min_mrr, min_accuracy=args.min_accuracy, k=args.k)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Confidence on model-written answers: realistic replies replayed through the real Gemini client against a
+    local stub, over libraries an eval already built (evaluation.replay)."""
+    from evaluation import SETS, SetUnavailable, load_dataset
+    from evaluation.replay import replay
+    from evaluation.sets import scratch_dir
+
+    if len(args.data_dirs) != len(args.datasets):
+        print("give one --data-dir per dataset, in order", file=sys.stderr)
+        return 2
+    runs = []
+    with scratch_dir("replay") as scratch:
+        for data_dir, dataset in zip(args.data_dirs, args.datasets, strict=True):
+            try:
+                path = (SETS[dataset].prepare(Path(scratch) / dataset).dataset if dataset in SETS and
+                        not Path(dataset).is_file() else Path(dataset))
+            except SetUnavailable as e:
+                print(f"{e}: skipped", file=sys.stderr)
+                continue
+            if not (Path(data_dir) / "chroma").exists():
+                print(f"{data_dir} has no library: run the eval first (cli.py --data-dir {data_dir} eval "
+                      f"{dataset}); skipped", file=sys.stderr)
+                continue
+            config = wiring.replace_data_dir(args.config, Path(data_dir))
+            embedder = wiring.make_embedder(config)
+            runs.append((_open_kb(argparse.Namespace(config=config), embedder), embedder, load_dataset(path)))
+        print(json.dumps(replay(runs)))
+    return 0
 
 
 def _label(location: dict) -> str:
@@ -324,15 +374,24 @@ def _ask_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _eval_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dataset", metavar="DATASET.jsonl")
+    parser.add_argument("dataset", metavar="DATASET.jsonl|SET",
+                        help="a JSONL file, or a bundled set: papers, heldout, sealed, sample, financebench")
     parser.add_argument("--docs", metavar="FOLDER", help="index this folder first (duplicates are skipped)")
     parser.add_argument("--offline", action="store_true", help="answer offline even when GOOGLE_API_KEY is set")
     parser.add_argument("--strategy", action="append", choices=STRATEGY_CHOICES,
                         help="retrieval strategy to measure (repeatable; answers use the first; default hybrid)")
     parser.add_argument("-k", type=int, default=10, help="chunks retrieved per question (default 10)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--retrieval-only", action="store_true", help="measure retrieval, do not answer")
+    parser.add_argument("--quick", action="store_true", help="financebench: only the filings of at most 27 pages")
     for name in ("min-hit5", "min-mrr", "min-accuracy"):
         parser.add_argument(f"--{name}", type=float, metavar="X", help="exit 1 when below X (for CI)")
+
+
+def _replay_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("datasets", nargs="+", metavar="DATASET.jsonl|SET", help="one per --data-dir, in order")
+    parser.add_argument("--data-dir", action="append", dest="data_dirs", required=True, metavar="DIR",
+                        help="a library the eval built for the dataset (repeatable)")
 
 
 def _positive_float(text: str) -> float:
@@ -354,6 +413,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], Callable[[argpars
     "delete": (cmd_delete, _delete_arguments, "remove one document from both indexes"),
     "ask": (cmd_ask, _ask_arguments, "answer a question with citations (Gemini with GOOGLE_API_KEY, else offline)"),
     "eval": (cmd_eval, _eval_arguments, "measure retrieval and answer quality on a golden-question dataset"),
+    "replay": (cmd_replay, _replay_arguments, "confidence on realistic model-written answers (a local Gemini stub)"),
     "clear": (cmd_clear, _clear_arguments, "remove every document"),
     "rebuild": (cmd_rebuild, _rebuild_arguments, "index the kept originals again after the store lost its data"),
 }
@@ -375,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    args.data_dir_given = args.data_dir is not None
     args.config = wiring.Config.from_env(data_dir=args.data_dir)  # the one reading of the environment
     args.data_dir = args.config.data_dir
     try:
@@ -395,8 +456,7 @@ def main(argv: list[str] | None = None) -> int:
 def _expected_errors() -> tuple[type[BaseException], ...]:
     """Failures with a message meant for a person: the store unreachable or read-only, a bad CHROMA_* setting,
     another writer holding the library too long, an unusable saved index. Imported late (they pull in chromadb)."""
-    from advanced_retrieval import LockTimeout
-    from advanced_retrieval.bm25 import BM25IndexError
+    from advanced_retrieval import BM25IndexError, LockTimeout
     from vector_db import StoreError
 
     return (Refused, StoreError, LockTimeout, BM25IndexError)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DATA_DIR_ENV = "DOCAGENT_DATA_DIR"
@@ -138,6 +138,12 @@ def make_embedder(config: Config):
     return OnnxEmbedder(config.models)
 
 
+def replace_data_dir(config: Config, data_dir: Path) -> Config:
+    """`config` with another data directory (a bundled set's own library); the embedding model stays cached
+    where it was, so it is not exported again."""
+    return replace(config, data_dir=Path(data_dir), model_dir=config.models)
+
+
 def open_library(config: Config, *, embedder=None, rebuild: bool = False, **options):
     """The KnowledgeBase over config.data_dir, with `embedder` (default make_embedder(config))."""
     return open_knowledge_base(config.data_dir, embedder=embedder if embedder is not None else make_embedder(config),
@@ -157,7 +163,6 @@ def open_knowledge_base(data_dir: Path, *, embedder=None, environ: Mapping[str, 
     Raises:
         LibraryDamaged: (without `rebuild`) the store is unreadable or lost its data; the message names the rebuild.
     """
-    from advanced_retrieval import KnowledgeBase
     from vector_db import LibraryDamaged, VectorStore, client_from_env
 
     data_dir = Path(data_dir)
@@ -172,8 +177,22 @@ def open_knowledge_base(data_dir: Path, *, embedder=None, environ: Mapping[str, 
         _set_aside(data_dir / "chroma")
         client = client_from_env(data_dir, environ)
     store = VectorStore(client, embedder)
-    return KnowledgeBase(store, data_dir / "bm25", embedder, lock_path=data_dir / "library.lock", rebuild=rebuild,
-                         **options)
+    return knowledge_base(store, data_dir, embedder, rebuild=rebuild, **options)
+
+
+def knowledge_base(store, directory: Path, embedder, *, lock_path: Path | None = None, lock_timeout: float = 600.0,
+                   **options):
+    """The KnowledgeBase over `store` with its collaborators laid out in `directory`: the keyword index in
+    bm25/, the kept originals in originals/, the writers' lock file (default library.lock), and the hybrid
+    retriever over the store and the keyword index. Other options go to KnowledgeBase (limits, isolate, rebuild,
+    rebuild_progress)."""
+    from advanced_retrieval import HybridRetriever, KeywordIndex, KnowledgeBase, Originals, WriteLock
+
+    directory = Path(directory)
+    lock = WriteLock(lock_path or directory / "library.lock", timeout=lock_timeout)
+    keyword_index = KeywordIndex(directory / "bm25", try_lock=lock.attempt)
+    return KnowledgeBase(store, keyword_index, HybridRetriever(store, keyword_index, embedder),
+                         Originals(directory / "originals"), lock, **options)
 
 
 def open_ingest_queue(data_dir: Path, kb, **options):

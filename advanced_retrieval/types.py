@@ -1,12 +1,14 @@
-"""What retrieval returns and how it can be narrowed."""
+"""What retrieval returns, how it can be narrowed, and how indexing reports its progress."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from document_processor import Chunk
 
 STRATEGIES = ("auto", "hybrid", "vector", "bm25")
+Progress = Callable[[str, str, int, int], None]  # (file_name, stage, done, total) while a file is indexed
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,21 @@
     result.to_dict()  # answer, mode, citations, claims, confidence, trace, usage, seconds, warnings
 """
 
-from agentic_rag.gemini import GeminiBrain, make_gemini_brain
+from agentic_rag.answer_record import answer_from_record, answer_record
+from agentic_rag.brains import (
+    LOCAL_BUDGETS,
+    GeminiBrain,
+    LocalBrain,
+    ModelListError,
+    OfflineBrain,
+    host_of,
+    list_gemini_models,
+    list_local_models,
+    make_gemini_brain,
+    make_local_brain,
+)
+from agentic_rag.checks import is_refusal
 from agentic_rag.graph import DEFAULT_BUDGETS, Agent, build_agent
-from agentic_rag.local import LOCAL_BUDGETS, LocalBrain, list_local_models, make_local_brain
-from agentic_rag.offline import Draft, OfflineBrain
-from agentic_rag.saved import answer_from_record, answer_record
 from agentic_rag.state import AgentState
 from agentic_rag.types import (
     NOT_FOUND,
@@ -25,6 +35,7 @@ from agentic_rag.types import (
     Claim,
     ContextBlock,
     Coverage,
+    Draft,
     Plan,
     Usage,
 )
@@ -32,6 +43,7 @@ from agentic_rag.types import (
 __all__ = [
     "DEFAULT_BUDGETS", "LOCAL_BUDGETS", "NOT_FOUND", "OFFLINE_LABEL", "QUESTION_TYPES", "Agent", "AgentState",
     "Analysis", "AnswerResult", "BrainError", "Budgets", "Citation", "Claim", "ContextBlock", "Coverage", "Draft",
-    "GeminiBrain", "LocalBrain", "OfflineBrain", "Plan", "Usage", "build_agent", "list_local_models",
-    "answer_from_record", "answer_record", "make_gemini_brain", "make_local_brain",
+    "GeminiBrain", "LocalBrain", "ModelListError", "OfflineBrain", "Plan", "Usage", "answer_from_record",
+    "answer_record", "build_agent", "host_of", "is_refusal", "list_gemini_models", "list_local_models",
+    "make_gemini_brain", "make_local_brain",
 ]

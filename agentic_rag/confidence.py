@@ -25,7 +25,13 @@ checked by the model and by our own number, citation and page checks before `sup
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from agentic_rag.checks import AnswerCheck, claim_fit, quote_body
+from agentic_rag.checks.figures import figures
+from agentic_rag.language.quotes import EMBED_CHARS, Ask, find_quotes
+from agentic_rag.types import VERDICT_SCORE, Claim, ContextBlock, Draft
 
 # Fitted by eval/calibrate.py (see the module docstring); intercept first.
 ANSWER_WEIGHTS = (-1.34, 0.96, 0.80, 0.98, 0.46, -2.40)  # bias, support, fit, cosine, answered, comparison
@@ -33,6 +39,10 @@ REFUSAL_WEIGHTS = (0.49, -0.30, -1.2)  # bias, best retrieval cosine, found (set
 CAP = 0.97  # no answer is shown as certain: the checks cannot rule out every kind of error
 SUPPORT_FLOOR = 0.3  # the most an answer none of whose claims checked out can show
 REFUTED_CAP = 0.5  # the most an answer can show when a check proved one of its claims wrong (a figure, a page)
+MAX_EMBEDDED_CLAIMS = 6  # claims whose cosine to the question is measured
+ANSWER_BASIS = "estimated chance the answer is right, from its checked claims"
+REFUSAL_BASIS = "estimated chance the documents really lack the answer"
+RETRIEVAL_BASIS = "retrieval scores (not verified)"
 
 
 @dataclass(frozen=True)
@@ -68,3 +78,53 @@ def estimate(evidence: Evidence) -> float:
         cap = min(CAP, SUPPORT_FLOOR + (1 - SUPPORT_FLOOR) * evidence.support,
                   REFUTED_CAP if evidence.refuted else CAP, SUPPORT_FLOOR if evidence.no_figure else CAP)
     return round(min(cap, 1.0 / (1.0 + math.exp(-z))), 2)
+
+
+def support_share(claims: Sequence[Claim], missing: int = 0) -> float:
+    """Mean verdict score (supported 1, partial 0.5, unsupported 0); each missing aspect counts as unsupported."""
+    if not claims:
+        return 0.0
+    return round(sum(VERDICT_SCORE[c.verdict] for c in claims) / (len(claims) + missing), 2)
+
+
+def retrieval_confidence(blocks: Sequence[ContextBlock]) -> float:
+    """Unverified estimate from the top passages' scores: cosine clipped to [0, 1], BM25 squashed by s/(s+5)."""
+    scores = []
+    for b in list(blocks)[:3]:
+        cos = max(0.0, min(1.0, b.hit.vector_score or 0.0))
+        bm25 = b.hit.bm25_score or 0.0
+        scores.append(max(cos, bm25 / (bm25 + 5.0) if bm25 > 0 else 0.0))
+    return round(sum(scores) / len(scores), 2) if scores else 0.0
+
+
+def assess(check: AnswerCheck, draft: Draft, blocks: Sequence[ContextBlock], *, question: str, qtype: str,
+           sub_questions: int, embedder=None, answer_mode: str = "offline") -> Evidence:
+    """The measured evidence the confidence is estimated from, for a checked answer.
+
+    A refusal (no claims) is doubtful when the extractive reader finds a quote that answers the question in the
+    very passages a model refused on (an offline refusal means it found none).
+    """
+    by_n = {b.n: b for b in blocks}
+    retrieval = max((b.hit.vector_score or 0.0 for b in blocks), default=0.0)
+    if not check.claims:
+        found = answer_mode != "offline" and bool(blocks) and bool(
+            find_quotes(question, qtype, blocks, embedder, limit=1))
+        return Evidence(refused=True, retrieval=retrieval, found=float(found))
+    fits = [claim_fit(question, d, by_n) for d in check.drafts]
+    cosine = 0.0
+    if embedder is not None:
+        texts = [quote_body(d.text)[:EMBED_CHARS] for d in check.drafts[:MAX_EMBEDDED_CLAIMS]]
+        cosine = float(max(embedder.embed(texts) @ embedder.embed_query(question)))
+    subs = max(1, sub_questions)
+    return Evidence(support=support_share(check.claims, len(check.missing)), fit=sum(fits) / len(fits),
+                    cosine=max(0.0, cosine),
+                    answered=1.0 - min(1.0, len(draft.unanswered or check.missing) / subs), retrieval=retrieval,
+                    comparison=float(qtype == "comparison"), refuted=float(any(c.refuted for c in check.claims)),
+                    no_figure=float(_states_no_count(question, check.drafts)))
+
+
+def _states_no_count(question: str, drafts) -> bool:
+    """"How many / how much" answered without any figure. (Requiring the figure next to what is counted, as the
+    extractor does, also capped right answers that name the counted thing differently, "92,000 employees" for
+    "people": on the held-out set it lowered AUROC 0.764 -> 0.730 and caught no wrong answer, so it is not used.)"""
+    return Ask.of(question).counts and not any(not f.period for d in drafts for f in figures(d.text))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from advanced_retrieval import Hit
-from agentic_rag.text import estimate_tokens, terms, truncate_tokens
+from agentic_rag.language.text import estimate_tokens, terms, truncate_tokens
 from agentic_rag.types import ContextBlock, Coverage
 
 MIN_BLOCK_TOKENS = 60  # a passage cut shorter than this is not worth citing

@@ -10,13 +10,13 @@ from dataclasses import replace
 from langgraph.graph import END, START, StateGraph
 
 from advanced_retrieval import STRATEGIES, Filters
-from agentic_rag.citations import display
-from agentic_rag.model_brain import ModelBrain
-from agentic_rag.offline import OfflineBrain
-from agentic_rag.review import synthesize, verify
+from agentic_rag.brains.model import ModelBrain
+from agentic_rag.brains.offline import OfflineBrain
+from agentic_rag.checks.citations import display
+from agentic_rag.language.meaning import remembering
 from agentic_rag.seams import Brain, Retriever
 from agentic_rag.state import AgentState, Run
-from agentic_rag.steps import analyze, decompose_step, retrieve
+from agentic_rag.steps import analyze, decompose_step, retrieve, synthesize, verify
 from agentic_rag.types import AnswerResult, Budgets, Citation, Usage
 from vector_db import Embedder
 
@@ -27,8 +27,8 @@ DEFAULT_BUDGETS = Budgets()  # frozen, so one shared default is safe
 def build_agent(brain: Brain, retriever: Retriever, *, embedder: Embedder | None = None, budgets: Budgets = DEFAULT_BUDGETS) -> Agent:
     """An Agent over `retriever` thinking with `brain` (GeminiBrain or OfflineBrain).
 
-    `embedder` (optional) sharpens the offline brain's choice of sentences; with a Gemini brain it is used by
-    the offline fallback.
+    `embedder` (optional) sharpens the offline brain's choice of sentences and measures meaning for the checks and
+    the confidence, whichever brain answers; one memory of its vectors is shared by all of them.
     """
     if not isinstance(brain, (ModelBrain, OfflineBrain)):
         raise ValueError("brain must be a GeminiBrain (make_gemini_brain), a LocalBrain (make_local_brain) or an "
@@ -37,8 +37,8 @@ def build_agent(brain: Brain, retriever: Retriever, *, embedder: Embedder | None
         offline = brain if brain.embedder is not None or embedder is None else replace(brain, embedder=embedder)
         brain = offline
     else:
-        offline = OfflineBrain(embedder)
-    return Agent(brain, offline, retriever, budgets)
+        offline = OfflineBrain(remembering(embedder))
+    return Agent(brain, offline, retriever, budgets, offline.embedder)
 
 
 def _node(step: Callable[[AgentState, Run], dict]):
@@ -51,7 +51,7 @@ def _node(step: Callable[[AgentState, Run], dict]):
 
 def _after_verify(state: AgentState, runtime) -> str:
     """The one conditional edge: the round the check asked for (search again, or correct the answer), or done.
-    agentic_rag.review decides, within the budgets."""
+    agentic_rag.steps.verify decides, within the budgets."""
     return state.get("next") or END
 
 
@@ -72,9 +72,11 @@ def _compile():
 class Agent:
     """Answers questions about the indexed documents; one compiled graph, reused for every question."""
 
-    def __init__(self, brain: Brain, offline: OfflineBrain, retriever: Retriever, budgets: Budgets):
+    def __init__(self, brain: Brain, offline: Brain, retriever: Retriever, budgets: Budgets,
+                 embedder: Embedder | None = None):
         self.brain = brain
         self.offline = offline
+        self.embedder = embedder
         self.retriever = retriever
         self.budgets = budgets
         self._graph = _compile()
@@ -104,7 +106,7 @@ class Agent:
             return AnswerResult(answer="", mode=self.brain.mode)
         started = time.monotonic()
         run = Run(self.brain, self.offline, self.retriever, self.budgets, started + self.budgets.seconds,
-                  on_event, on_token)
+                  self.embedder, on_event, on_token)
         state = {"question": question, "history": tuple((q, a) for q, a in history)[-HISTORY_TURNS:],
                  "filters": filters, "strategy": strategy, "k": k, "verify": verify, "mode": self.brain.mode,
                  "loops": 0, "trace": [], "warnings": []}

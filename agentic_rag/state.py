@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Annotated, TypedDict
 
 from advanced_retrieval import Filters, Hit
-from agentic_rag.offline import Draft, OfflineBrain
 from agentic_rag.seams import Brain, Retriever
-from agentic_rag.types import Analysis, Budgets, Claim, ContextBlock, Coverage
+from agentic_rag.types import Analysis, Budgets, Claim, ContextBlock, Coverage, Draft
+from vector_db import Embedder
 
 
 class AgentState(TypedDict, total=False):
@@ -49,13 +49,18 @@ class AgentState(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class Run:
-    """Collaborators and callbacks of one question (LangGraph's run context)."""
+    """Collaborators and callbacks of one question (LangGraph's run context).
+
+    `offline` is the brain a step falls back to when the model fails or a budget runs out; `embedder` (None
+    without one) measures meaning for the checks and the confidence, whichever brain answered.
+    """
 
     brain: Brain
-    offline: OfflineBrain
+    offline: Brain
     retriever: Retriever
     budgets: Budgets
     deadline: float
+    embedder: Embedder | None = None
     on_event: Callable[[str, dict], None] | None = None
     on_token: Callable[[str], None] | None = None
 

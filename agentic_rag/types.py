@@ -129,6 +129,18 @@ class Coverage:
 
 
 @dataclass(frozen=True)
+class Draft:
+    """An answer text, the sub-questions it could not answer (the verifier's 'missing' for extractive mode), and
+    whether it is a refusal as a whole (Gemini's NOT_FOUND_MARK, in whatever language it wrote), and whether
+    it was cut short."""
+
+    text: str
+    unanswered: tuple[str, ...] = ()
+    refused: bool = False
+    truncated: bool = False  # the model stopped at its output limit and could not finish
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The brain's judgement of claim `index` (0-based): verdict, evidence passage number (0 = none), why."""
 

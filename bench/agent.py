@@ -7,12 +7,12 @@
 Ours: build_agent(make_gemini_brain(...)) - analyze+decompose in one structured call, sub-questions retrieved
 concurrently, a streamed answer, one verify call. Reference: the sequential one-call-per-step pipeline of the
 reference app (analyze, decompose, synthesize, verify: four calls in a row, sub-questions retrieved one after
-another, every hit in the prompt). Both use the real ChatGoogleGenerativeAI over HTTP to harness/gemini_stub.py,
+another, every hit in the prompt). Both use the real ChatGoogleGenerativeAI over HTTP to testing/gemini_stub.py,
 which counts requests and tokens (words and punctuation marks), and the real KnowledgeBase (Chroma + BM25)
 over a small generated corpus with a hashing embedder. Per question: LLM calls, input tokens, seconds to the
 first answer token and in total. The last line printed is one JSON object with every figure.
 
-Local: the same questions through make_local_brain (the real ChatOpenAI) to harness/openai_stub.py at a laptop
+Local: the same questions through make_local_brain (the real ChatOpenAI) to testing/openai_stub.py at a laptop
 CPU's speed (LOCAL_TOKENS_PER_S written, LOCAL_PROMPT_TOKENS_PER_S read), with LOCAL_BUDGETS; the stub's
 replies are the same short ones the Gemini stub gives, so the seconds are a floor for a real small model.
 """
@@ -36,14 +36,14 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from advanced_retrieval import KnowledgeBase  # noqa: E402
 from agentic_rag import LOCAL_BUDGETS, Budgets, build_agent, make_gemini_brain, make_local_brain  # noqa: E402
-from harness.gemini_stub import GeminiStub, StubReply, answer_from_passages, docagent_responder, plan_for  # noqa: E402
-from harness.openai_stub import STUB_MODELS, OpenAIStub  # noqa: E402
+from testing.gemini_stub import GeminiStub, StubReply, answer_from_passages, docagent_responder, plan_for  # noqa: E402
+from testing.openai_stub import STUB_MODELS, OpenAIStub  # noqa: E402
 from vector_db import (  # noqa: E402
     HashingEmbedder,  # noqa: E402
     VectorStore,
     make_client,
 )
-from wiring import DEFAULT_GEMINI_MODEL  # noqa: E402
+from wiring import DEFAULT_GEMINI_MODEL, knowledge_base  # noqa: E402
 
 DELAY = 0.7
 LOCAL_TOKENS_PER_S = 20.0  # writing: a 3B model at 4 bits on a 2-core laptop CPU
@@ -96,7 +96,7 @@ def build_corpus(root: Path, embedder) -> KnowledgeBase:
     """Six text files of ~900 words each (filler around planted facts), in the real KnowledgeBase."""
     rng = random.Random(7)
     store = VectorStore(make_client(root / "data"), embedder)
-    kb = KnowledgeBase(store, root / "bm25", embedder, isolate=False)
+    kb = knowledge_base(store, root, embedder, isolate=False)
     for name, facts in FACTS.items():
         paragraphs = []
         for p in range(6):
@@ -223,8 +223,8 @@ def offline_papers(root: Path) -> dict:
     from vector_db import OnnxEmbedder
 
     embedder = OnnxEmbedder(root / "models")
-    kb = KnowledgeBase(VectorStore(make_client(root / "papers"), embedder), root / "papers-bm25", embedder,
-                       isolate=False)
+    kb = knowledge_base(VectorStore(make_client(root / "papers"), embedder), root / "papers-library", embedder,
+                        isolate=False)
     kb.ingest_many(sorted(PAPERS.glob("*.pdf")))
     agent = build_agent(OfflineBrain(), kb.retriever, embedder=embedder)
     answered = quoted = passage = 0

@@ -62,11 +62,11 @@ def fastest_torch_threads(model, sample: Sequence[str], batch_size: int = 32) ->
 
 def open_knowledge_base(root: Path, embedder, *, isolate: bool = True):
     """A KnowledgeBase whose store and BM25 index live under `root` (kept between runs if `root` is kept)."""
-    from advanced_retrieval import KnowledgeBase
     from vector_db import VectorStore, make_client
+    from wiring import knowledge_base
 
     store = VectorStore(make_client(root / "data"), embedder)
-    return KnowledgeBase(store, root / "bm25", embedder, isolate=isolate)
+    return knowledge_base(store, root, embedder, isolate=isolate)
 
 
 def financebench_questions(source: Path = FINANCEBENCH) -> list:

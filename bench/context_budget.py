@@ -25,11 +25,11 @@ from common import DATA, financebench_questions, open_knowledge_base
 from quality import BENCH
 
 from advanced_retrieval import HybridRetriever
+from agentic_rag.brains.prompts import ANSWER_SYSTEM
 from agentic_rag.context import build_context, render_context
-from agentic_rag.prompts import ANSWER_SYSTEM
-from agentic_rag.review import PROMPT_OVERHEAD_TOKENS
-from agentic_rag.rules import analyze_question, decompose
-from agentic_rag.text import estimate_tokens, numbers
+from agentic_rag.language.question_rules import analyze_question, decompose
+from agentic_rag.language.text import estimate_tokens, numbers
+from agentic_rag.steps.synthesize import PROMPT_OVERHEAD_TOKENS
 from evaluation import chunk_matches
 from vector_db import OnnxEmbedder
 

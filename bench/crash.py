@@ -4,7 +4,7 @@
     .venv/bin/python bench/crash.py                      # 20 kills, the real OnnxEmbedder (all-MiniLM-L6-v2)
     .venv/bin/python bench/crash.py --embedder fake      # 20 kills, the deterministic hashing embedder
 
-The rounds themselves (worker, kill, restart, audit) are harness/crash.py's, which tests/test_reliability.py
+The rounds themselves (worker, kill, restart, audit) are testing/crash.py's, which tests/test_reliability.py
 runs too; this script draws the kill times, runs the rounds and prints the tally. The last line printed is one
 JSON object with the tally.
 """
@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from harness.crash import MODEL_CACHE, make_batch, one_round, worker_command  # noqa: E402
+from testing.crash import MODEL_CACHE, make_batch, one_round, worker_command  # noqa: E402
 
 __all__ = ["MODEL_CACHE", "REPO", "main", "run"]
 

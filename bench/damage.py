@@ -4,7 +4,7 @@
     .venv/bin/python bench/damage.py                    # every case, this checkout
     .venv/bin/python bench/damage.py --repo /tmp/old    # the same cases against another checkout (before figures)
 
-The cases and the fresh-process steps are harness/damage.py's (tests/test_store_damage.py runs them too). The
+The cases and the fresh-process steps are testing/damage.py's (tests/test_store_damage.py runs them too). The
 last line printed is one JSON object with every case.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness.damage import CASES, child, child_audit, cli_outcome  # noqa: E402
+from testing.damage import CASES, child, child_audit, cli_outcome  # noqa: E402
 
 
 def one_case(base: Path, root: Path, name: str, repo: Path) -> dict:

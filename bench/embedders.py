@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-models",
                         help="ONNX model cache (exported once)")
     args = parser.parse_args()
-    logging.getLogger("advanced_retrieval.knowledge_base").setLevel(logging.ERROR)  # "repaired": the rebuild above
+    logging.getLogger("advanced_retrieval.library.knowledge_base").setLevel(logging.ERROR)  # "repaired": the rebuild above
     if not FINANCEBENCH.is_dir():
         sys.exit(f"{FINANCEBENCH} is absent: nothing to measure")
     figures = {name: run_dataset(name, questions, pdfs, args.data_dir, args.cache,

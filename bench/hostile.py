@@ -25,7 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from crash import make_embedder, open_kb
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from testing.crash import make_embedder, open_kb  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

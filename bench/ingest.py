@@ -143,7 +143,7 @@ def prefilled(root: Path, embedder_name: str, size: int, words: np.ndarray) -> P
     if size:
         (_, took) = seconds(lambda: [kb.store.add_document(d) for d in documents(texts(size, size, words), 0)])
         print(f"pre-filled {kb.store.count():,} chunks in {took:.0f} s", flush=True)
-    quiet = logging.getLogger("advanced_retrieval.knowledge_base")
+    quiet = logging.getLogger("advanced_retrieval.library.knowledge_base")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # opening warns that it "repaired" the BM25 index: here that is the intent
     try:
@@ -156,13 +156,13 @@ def prefilled(root: Path, embedder_name: str, size: int, words: np.ndarray) -> P
 
 def ingest_files(template: Path, work: Path, embedder, files: list[Path]) -> tuple[dict, list[str]]:
     """Ingest `files` into a fresh copy of `template`; seconds per stage, chunks, and the chunks' texts."""
-    from advanced_retrieval import KnowledgeBase
     from vector_db import VectorStore, make_client
+    from wiring import knowledge_base
 
     shutil.copytree(template, work)
     timed = TimedEmbedder(embedder)
     store = TimedStore(VectorStore(make_client(work / "data"), timed))
-    kb, open_s = seconds(lambda: KnowledgeBase(store, work / "bm25", embedder))
+    kb, open_s = seconds(lambda: knowledge_base(store, work, embedder))
     fig = dict.fromkeys(("total", *STAGES), 0.0) | {"chunks": 0, "open_s": round(open_s, 3)}
     for path in files:
         indexed: list[float] = []

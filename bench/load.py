@@ -102,7 +102,7 @@ def outage(kb, agent, qs: list[str], server, down_s: float = 3.0) -> dict:
 
 
 def open_server(root: Path):
-    from harness.chroma_server import ChromaServer
+    from testing.chroma_server import ChromaServer
 
     server = ChromaServer(root / "server-data")
     server.start()
@@ -110,9 +110,9 @@ def open_server(root: Path):
 
 
 def run(size: int, seconds: float, levels: list[int], use_server: bool) -> dict:
-    from advanced_retrieval import KnowledgeBase
     from agentic_rag import OfflineBrain, build_agent
     from vector_db import VectorStore, make_client
+    from wiring import knowledge_base
 
     with tempfile.TemporaryDirectory(prefix="load-") as tmp:
         root, server = Path(tmp), None
@@ -127,7 +127,7 @@ def run(size: int, seconds: float, levels: list[int], use_server: bool) -> dict:
         else:
             store = VectorStore(make_client(root / "data"), embedder)
         try:
-            kb = KnowledgeBase(store, root / "bm25", embedder, isolate=False)
+            kb = knowledge_base(store, root, embedder, isolate=False)
             agent = build_agent(OfflineBrain(embedder), kb.retriever, embedder=embedder)
             qs = queries(200, vocabulary())
             hammer(kb, agent, qs, 1, 1.0)  # warm-up: model session, caches

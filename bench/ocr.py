@@ -101,7 +101,7 @@ def run(kind: str, count: int, seed: int) -> dict:
 
 def mean_confidence(kind: str, seed: int) -> float:
     """Tesseract's mean word confidence on one page of the kind, read directly (not through a warning)."""
-    from document_processor import ocr
+    from document_processor.readers import ocr
 
     rng = random.Random(seed)
     return round(ocr.recognise(render(page_lines(rng), kind == "degraded", rng)).mean_confidence or 0.0, 1)

@@ -29,10 +29,10 @@ sys.path.insert(0, str(HERE))
 
 from common import DATA  # noqa: E402
 
-from document_processor import read_pdf as reader  # noqa: E402
 from document_processor.limits import Limits  # noqa: E402
 from document_processor.parsing import parse_in_process  # noqa: E402
-from document_processor.pdf_tables import find_tables, looks_tabular  # noqa: E402
+from document_processor.readers import pdf as reader  # noqa: E402
+from document_processor.readers.pdf_tables import find_tables, looks_tabular  # noqa: E402
 
 CORPORA = {"financebench_dev": DATA / "bench/financebench_dev/pdfs",
            "financebench_subset": DATA / "bench/financebench_subset/pdfs", "papers": DATA / "papers"}

@@ -81,12 +81,12 @@ _INGEST = """
 import json, sys, time
 from pathlib import Path
 sys.path.insert(0, ".")
-from advanced_retrieval import KnowledgeBase
+from wiring import knowledge_base
 from vector_db import OnnxEmbedder, VectorStore, make_client
 if __name__ == "__main__":
     root, models, pdfs = Path(sys.argv[1]), Path(sys.argv[2]), [Path(p) for p in sys.argv[3:]]
     embedder = OnnxEmbedder(models, quantized=False)
-    kb = KnowledgeBase(VectorStore(make_client(root / "data"), embedder), root / "bm25", embedder)
+    kb = knowledge_base(VectorStore(make_client(root / "data"), embedder), root, embedder)
     start = time.perf_counter()
     results = kb.ingest_many(pdfs)
     took = time.perf_counter() - start
@@ -175,9 +175,9 @@ def ingest_compare(tree: Path, models: Path, count: int) -> dict:
 
 
 def named_documents(kb, sets: dict[str, list]) -> dict[str, dict[str, float]]:
-    """Per set: the share of questions that name documents (advanced_retrieval.naming) and the share whose gold
+    """Per set: the share of questions that name documents (advanced_retrieval.query.naming) and the share whose gold
     file is among the named ones, with this tree's names."""
-    from advanced_retrieval.naming import NamedDocuments
+    from advanced_retrieval.query.naming import NamedDocuments
 
     named = NamedDocuments(kb.store)
     index = kb.keyword_index.current(kb.store)
@@ -247,7 +247,7 @@ def main() -> None:
     parser.add_argument("--ingest", type=int, default=0, help="compare ingest on this many sample filings (0-3)")
     parser.add_argument("--only", choices=("financebench", "papers"), help="one library only")
     args = parser.parse_args()
-    logging.getLogger("advanced_retrieval.knowledge_base").setLevel(logging.ERROR)  # "repaired": the rebuild above
+    logging.getLogger("advanced_retrieval.library.knowledge_base").setLevel(logging.ERROR)  # "repaired": the rebuild above
     if not (BENCH / "financebench_dev").is_dir():
         sys.exit(f"{BENCH / 'financebench_dev'} is absent: nothing to measure")
     embedder = OnnxEmbedder(args.data_dir / "models", quantized=False)

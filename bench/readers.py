@@ -30,7 +30,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 REPO = Path(os.environ.get("BENCH_REPO") or HERE.parent)
-# The checkout measured first; this one's harness/; an older checkout's tests/ (its FakeEmbedder).
+# The checkout measured first; this one's testing/; an older checkout's tests/ (its FakeEmbedder).
 sys.path[:0] = [str(REPO), str(HERE.parent), str(REPO / "tests"), str(HERE)]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -209,7 +209,7 @@ def scenario(root: Path, env: dict, chunks: int, timeout: float, reader_s: float
 
 
 def start_server(root: Path):
-    from harness.chroma_server import ChromaServer
+    from testing.chroma_server import ChromaServer
 
     server = ChromaServer(root / "server-data")
     server.start()

@@ -255,9 +255,9 @@ def score_config(kb, embedder, strategy: str, weight: float, gold: Gold, k: int)
 
 
 def quality_set(root: Path, embedder, pdfs: list[Path], gold: Gold, k: int) -> dict[str, tuple[int, int, float]]:
-    from advanced_retrieval import KnowledgeBase
+    from wiring import knowledge_base
 
-    kb = KnowledgeBase(VectorStore(make_client(root / "data"), embedder), root / "bm25", embedder)
+    kb = knowledge_base(VectorStore(make_client(root / "data"), embedder), root, embedder)
     results, ingest_s = seconds(lambda: kb.ingest_many(pdfs))
     print(f"{root.name}: indexed {sum(r.status == 'indexed' for r in results)}/{len(results)} PDFs, "
           f"{kb.store.count()} chunks in {ingest_s:.0f} s; {len(gold)} questions", flush=True)

@@ -9,12 +9,12 @@ from pathlib import PurePosixPath
 from document_processor.blocks import Progress, Reading, one_line
 from document_processor.chunking import TokenCounter, chunk_blocks, least_pieces
 from document_processor.limits import Limits
-from document_processor.read_docx import read_docx
-from document_processor.read_image import read_image
-from document_processor.read_pdf import read_pdf
-from document_processor.read_pptx import read_pptx
-from document_processor.read_sheets import read_csv, read_xlsx
-from document_processor.read_text import read_markdown, read_txt
+from document_processor.readers.docx import read_docx
+from document_processor.readers.image import read_image
+from document_processor.readers.pdf import read_pdf
+from document_processor.readers.pptx import read_pptx
+from document_processor.readers.sheets import read_csv, read_xlsx
+from document_processor.readers.text import read_markdown, read_txt
 from document_processor.sniff import check_content, check_size, file_type_for
 from document_processor.types import Chunk, DocumentError, ParsedDocument, chunk_id
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from agentic_rag import Citation, Claim, is_refusal
 from document_processor import Chunk
 from evaluation.dataset import GoldSource
 
@@ -24,21 +25,6 @@ _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
 
 # Phrases that say "the documents do not answer this". They talk about finding, information or the documents,
 # never about the subject, so a negation answer ("the model does not use recurrence") is not a refusal.
-_REFUSALS = tuple(re.compile(p) for p in (
-    r"\b(i|we) (cannot|can't|could not|couldn't|did not|didn't|do not|don't|am not able to|was not able to"
-    r"|were not able to|am unable to|'m unable to|was unable to|were unable to|are unable to) "
-    r"(find|locate|identify|determine|answer)\b",
-    r"\b(cannot|can't|could not|couldn't) be (answered|determined|found)\b",
-    r"\bno (relevant |such |specific |direct )?(information|mention|evidence|answer|data|passages?|results?)\b"
-    r"( (was|were|is|are))? (found|available|about|on|regarding|in|to)\b",
-    r"(^|\b(is|are|was|were) )not (mentioned|stated|found|specified|provided|given|covered|available|discussed)"
-    r" (in|by|within|anywhere in) (the|your|these|any|this|those) ",
-    r"\b(documents?|sources?|context|passages?|excerpts?|files?|texts?|library) (do|does|did) ?(not|n't) "
-    r"(contain|mention|say|provide|include|state|specify|discuss|cover|answer|address|give)\b",
-    r"\b(not enough|insufficient) (information|evidence|context|data)\b",
-    r"\bi (do not|don't) know\b",
-    r"\bnothing (relevant )?(was |is )?(found|in the documents)\b",
-))
 
 
 def normalize(text: str) -> str:
@@ -86,18 +72,6 @@ def missing_groups(answer: str, groups: Sequence[Sequence[str]]) -> list[tuple[s
 def has_key_facts(answer: str, groups: Sequence[Sequence[str]]) -> bool:
     """True when `answer` contains one alternative of every group (no groups: True)."""
     return not missing_groups(answer, groups)
-
-
-def is_refusal(answer: str) -> bool:
-    """True when the answer says the documents do not hold the answer ("I could not find this in the documents").
-
-    It must say so and cite nothing: an answer that cites a passage [n] and says one part was not found is a
-    partial answer, judged by its key facts. An empty answer counts as a refusal: nothing was asserted.
-    """
-    text = normalize(answer)
-    if not text:
-        return True
-    return not citation_markers(answer) and any(p.search(text) for p in _REFUSALS)
 
 
 def chunk_matches(chunk: Chunk, gold: Iterable[GoldSource]) -> bool:
@@ -154,7 +128,7 @@ def citation_markers(answer: str) -> list[int]:
     return list(seen)
 
 
-def check_citations(answer: str, citations: Sequence[dict], gold_files: Sequence[str] = ()) -> tuple[bool | None, str]:
+def check_citations(answer: str, citations: Sequence[Citation], gold_files: Sequence[str] = ()) -> tuple[bool | None, str]:
     """Whether every [n] in the answer is a listed citation from a gold file (when gold files are given).
 
     Returns (valid, reason). A refusal without markers is not scored (None); any other answer without markers
@@ -163,21 +137,21 @@ def check_citations(answer: str, citations: Sequence[dict], gold_files: Sequence
     markers = citation_markers(answer)
     if not markers:
         return (None, "refusal, nothing to cite") if is_refusal(answer) else (False, "no citation markers")
-    by_number = {c.get("n"): c for c in citations}
+    by_number = {c.n: c for c in citations}
     gold = {f.casefold() for f in gold_files}
     for n in markers:
         cited = by_number.get(n)
         if cited is None:
             return False, f"[{n}] is not among the {len(citations)} citations"
-        name = PurePath(str(cited.get("file", ""))).name
+        name = PurePath(cited.file).name
         if gold and name.casefold() not in gold:
             return False, f"[{n}] cites {name}, not the gold file {' or '.join(sorted(gold_files))}"
     return True, f"{len(markers)} citation(s) valid"
 
 
-def supported_claims(claims: Sequence[dict]) -> tuple[int, int]:
+def supported_claims(claims: Sequence[Claim]) -> tuple[int, int]:
     """(claims whose verdict is "supported", all claims)."""
-    return sum(1 for c in claims if str(c.get("verdict", "")).lower() == "supported"), len(claims)
+    return sum(1 for c in claims if c.verdict.lower() == "supported"), len(claims)
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -107,8 +107,7 @@ def _rank(result: QuestionResult, strategy: str) -> str:
 
 
 def _confidence(result: QuestionResult) -> str:
-    value = result.answer.get("confidence")
-    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
+    return f"{result.answer.confidence:.2f}" if result.answer is not None else "-"
 
 
 def _verdict(result: QuestionResult) -> str:

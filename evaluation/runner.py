@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from advanced_retrieval import STRATEGIES
+from agentic_rag import AnswerResult
 from evaluation.dataset import EvalQuestion
 from evaluation.metrics import (
     Calibration,
@@ -40,7 +41,7 @@ class QuestionResult:
     refused: bool | None = None
     citations_valid: bool | None = None
     citation_reason: str = ""
-    answer: dict = field(default_factory=dict)
+    answer: AnswerResult | None = None  # the engine's answer (None: not asked, or it failed)
     seconds: float = 0.0
     errors: tuple[str, ...] = ()
 
@@ -48,7 +49,8 @@ class QuestionResult:
         return {
             "question": self.question.to_dict(), "ranks": dict(self.ranks), "passed": self.passed,
             "reason": self.reason, "refused": self.refused, "citations_valid": self.citations_valid,
-            "citation_reason": self.citation_reason, "answer": self.answer, "seconds": round(self.seconds, 4),
+            "citation_reason": self.citation_reason, "answer": self.answer.to_dict() if self.answer else {},
+            "seconds": round(self.seconds, 4),
             "errors": list(self.errors),
         }
 
@@ -200,16 +202,16 @@ def _answer_question(agent, result: QuestionResult, strategy: str) -> QuestionRe
     question = result.question
     started = time.perf_counter()
     try:
-        answer = agent.ask(question.question, strategy=strategy).to_dict()
+        answer = agent.ask(question.question, strategy=strategy)
     except Exception as exc:  # one failing question is reported and the batch goes on
         error = f"answer failed: {type(exc).__name__}: {exc}"
         return replace(result, passed=False, reason=error, seconds=time.perf_counter() - started,
                         errors=(*result.errors, error))
     seconds = time.perf_counter() - started
-    text = str(answer.get("answer", ""))
+    text = answer.answer
     refused = is_refusal(text)
     passed, reason = judge_answer(question, text, refused)
-    valid, why = check_citations(text, answer.get("citations") or [], [g.file for g in question.gold])
+    valid, why = check_citations(text, answer.citations, [g.file for g in question.gold])
     return replace(result, passed=passed, reason=reason, refused=refused, citations_valid=valid,
                     citation_reason=why, answer=answer, seconds=seconds)
 
@@ -230,7 +232,7 @@ def judge_answer(question: EvalQuestion, text: str, refused: bool) -> tuple[bool
 
 def _report(results, strategies, k, timings, answered: bool, dataset: str) -> EvalReport:
     retrieval = tuple(_retrieval_metrics(results, s, k, timings[s]) for s in strategies)
-    modes = sorted({str(r.answer.get("mode")) for r in results if r.answer.get("mode")})
+    modes = sorted({r.answer.mode for r in results if r.answer is not None and r.answer.mode})
     return EvalReport(
         questions=results, retrieval=retrieval, answers=_answer_metrics(results) if answered else None,
         cost=_cost_metrics(results) if answered else None, k=k, answer_strategy=strategies[0],
@@ -240,9 +242,8 @@ def _report(results, strategies, k, timings, answered: bool, dataset: str) -> Ev
 
 def confidence_pairs(results: Sequence[QuestionResult]) -> list[tuple[float, bool]]:
     """(shown confidence, passed) of every scored question whose answer carries a confidence, refusals included."""
-    return [(float(r.answer["confidence"]), bool(r.passed)) for r in results
-            if r.passed is not None and isinstance(r.answer.get("confidence"), (int, float))
-            and not isinstance(r.answer.get("confidence"), bool)]
+    return [(float(r.answer.confidence), bool(r.passed)) for r in results
+            if r.passed is not None and r.answer is not None]
 
 
 def _retrieval_metrics(results, strategy: str, k: int, seconds: list[float]) -> RetrievalMetrics:
@@ -257,12 +258,12 @@ def _rate(flags: list[bool]) -> float | None:
 
 
 def _answer_metrics(results: Sequence[QuestionResult]) -> AnswerMetrics:
-    ok = [r for r in results if r.answer]
+    ok = [r for r in results if r.answer is not None]
     scored = [r for r in results if r.passed is not None]
     with_facts = [r for r in results if r.question.answer]
     unanswerable = [r for r in results if r.question.unanswerable]
     cited = [r.citations_valid for r in ok if r.citations_valid is not None]
-    supported = [supported_claims(r.answer.get("claims") or []) for r in ok]
+    supported = [supported_claims(r.answer.claims) for r in ok]
     by_kind: dict[str, tuple[int, int]] = {}
     for r in scored:
         passed, total = by_kind.get(r.question.kind or "-", (0, 0))
@@ -280,13 +281,13 @@ def _answer_metrics(results: Sequence[QuestionResult]) -> AnswerMetrics:
 
 
 def _cost_metrics(results: Sequence[QuestionResult]) -> CostMetrics:
-    ok = [r for r in results if r.answer]
+    ok = [r for r in results if r.answer is not None]
     seconds = [r.seconds for r in ok]
-    usage = [r.answer.get("usage") or {} for r in ok]
+    usage = [r.answer.usage for r in ok]
     return CostMetrics(
         seconds_p50=percentile(seconds, 50), seconds_p95=percentile(seconds, 95),
         seconds_total=sum(r.seconds for r in results),
-        llm_calls_per_question=mean([float(u.get("llm_calls", 0)) for u in usage]),
-        input_tokens_per_question=mean([float(u.get("input_tokens", 0)) for u in usage]),
-        output_tokens_per_question=mean([float(u.get("output_tokens", 0)) for u in usage]),
+        llm_calls_per_question=mean([float(u.llm_calls) for u in usage]),
+        input_tokens_per_question=mean([float(u.input_tokens) for u in usage]),
+        output_tokens_per_question=mean([float(u.output_tokens) for u in usage]),
     )

@@ -1,4 +1,4 @@
-"""The sample corpus behind eval/sample.jsonl: five small documents with planted facts, written by code.
+"""The sample corpus behind evaluation/sets/sample.jsonl: five small documents with planted facts, written by code.
 
 Facts live where the parser has to work for them: a DOCX table, PPTX speaker notes, two XLSX sheets, the pages
 of a PDF, Markdown sections. The files are the same on every run, so their chunk ids are too.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SAMPLE_DATASET = Path(__file__).resolve().parents[1] / "eval" / "sample.jsonl"  # the questions over this corpus
+SAMPLE_DATASET = Path(__file__).resolve().parent / "sets" / "sample.jsonl"  # the questions over this corpus
 
 PDF_PAGES = (
     ("Field Report: Halden Turbine Survey 2024",

@@ -25,8 +25,8 @@ from advanced_retrieval import (
     reciprocal_rank_fusion,
     tokenize,
 )
-from advanced_retrieval.fusion import quoted_phrases
-from advanced_retrieval.tokens import TOKENIZER_VERSION
+from advanced_retrieval.keyword.tokens import TOKENIZER_VERSION
+from advanced_retrieval.query.plan import quoted_phrases
 from document_processor import Chunk, Location, ParsedDocument, chunk_id
 from vector_db import VectorStore, make_client
 
@@ -414,11 +414,11 @@ def test_another_process_write_becomes_visible(tmp_path, fake_embedder, retrieve
         sys.path[:0] = [{str(REPO)!r}, {str(REPO / 'tests')!r}]
         from vector_db import HashingEmbedder
         from pathlib import Path
-        from advanced_retrieval import KnowledgeBase
+        from wiring import knowledge_base
         from vector_db import VectorStore, make_client
         emb = HashingEmbedder()
         data = Path({str(tmp_path)!r})
-        kb = KnowledgeBase(VectorStore(make_client(data / "data"), emb), data / "bm25", emb, isolate=False)
+        kb = knowledge_base(VectorStore(make_client(data / "data"), emb), data, emb, isolate=False)
         result = kb.ingest_bytes(b"Emperor penguins huddle in the Antarctic winter.", "penguins.txt")
         assert result.status == "indexed", result
     """)

@@ -17,15 +17,25 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 
 from advanced_retrieval import Filters, Hit
 from agentic_rag import NOT_FOUND, OFFLINE_LABEL, Budgets, OfflineBrain, build_agent, make_gemini_brain
-from agentic_rag.citations import cited_ids
+from agentic_rag.brains.model import parse_json
+from agentic_rag.brains.offline import DEFAULT_QUOTES, QUOTE_LIMITS
+from agentic_rag.brains.transport import content_text
+from agentic_rag.checks.citations import cited_ids
+from agentic_rag.checks.claims import flag_answer, split_claims
+from agentic_rag.checks.verdicts import check_claim, offline_verdict
+from agentic_rag.confidence import support_share
 from agentic_rag.context import build_context, check_document, mentions
-from agentic_rag.extract import units_of
-from agentic_rag.gemini import content_text, parse_json
-from agentic_rag.matching import coverage, forms_of, near, query_concepts
-from agentic_rag.rules import analyze_question, classify, decompose, negation_target, resolve_follow_up
-from agentic_rag.text import detect_language, numbers, sentences
+from agentic_rag.language.concepts import coverage, forms_of, near, query_concepts
+from agentic_rag.language.question_rules import (
+    analyze_question,
+    classify,
+    decompose,
+    negation_target,
+    resolve_follow_up,
+)
+from agentic_rag.language.quotes import find_quotes, units_of
+from agentic_rag.language.text import detect_language, numbers, sentences
 from agentic_rag.types import ContextBlock, Coverage, Verdict
-from agentic_rag.verify import check_claim, confidence, flag_answer, offline_verdict, split_claims
 from document_processor import Chunk, Location, chunk_id
 
 SECRET = "AIzaTEST-not-a-real-key-0123456789"
@@ -279,10 +289,10 @@ def test_confidence_is_computed_from_verdicts_and_flags_are_visible():
     verdicts = ["supported", "partial", "unsupported"]
     from agentic_rag.types import Claim
     claims = [Claim(d.text, v, d.citations) for d, v in zip(drafts, verdicts, strict=True)]
-    assert confidence(claims) == 0.5
-    assert confidence(claims[:1]) == 1.0
-    assert confidence(claims[:1], missing=1) == 0.5
-    assert confidence([]) == 0.0
+    assert support_share(claims) == 0.5
+    assert support_share(claims[:1]) == 1.0
+    assert support_share(claims[:1], missing=1) == 0.5
+    assert support_share([]) == 0.0
     flagged = flag_answer("Alpha grew fast [P1]. Beta shrank slowly [P2]. Gamma stayed flat [P3].", drafts, claims)
     assert "Gamma stayed flat [P3]. ⚠ (not supported" in flagged and "slowly [P2]. (⚠ only partly" in flagged
     assert "fast [P1]. Beta" in flagged
@@ -633,7 +643,7 @@ def write_pdf(path, pages: list[list[str]]) -> None:
 @pytest.fixture
 def knowledge_base(tmp_path, fake_embedder):
     """The real KnowledgeBase (Chroma + BM25) over five generated files of five types."""
-    kb_module = pytest.importorskip("advanced_retrieval")
+    import wiring
     vector_db = pytest.importorskip("vector_db")
     import docx
     import openpyxl
@@ -663,7 +673,7 @@ def knowledge_base(tmp_path, fake_embedder):
     (tmp_path / "notes.txt").write_text("Meeting notes\nThe cafeteria menu changes every Friday.\n"
                                         "Visitor parking is free after 18:00.\n")
     store = vector_db.VectorStore(vector_db.make_client(tmp_path / "data"), fake_embedder)
-    kb = kb_module.KnowledgeBase(store, tmp_path / "bm25", fake_embedder, isolate=False)
+    kb = wiring.knowledge_base(store, tmp_path, fake_embedder, isolate=False)
     results = kb.ingest_many([tmp_path / n for n in ("annual_report.pdf", "review.docx", "kickoff.pptx",
                                                     "budget.xlsx", "notes.txt")])
     assert [r.status for r in results] == ["indexed"] * 5, [r.reason for r in results]
@@ -855,7 +865,7 @@ def test_a_number_must_stand_next_to_what_is_counted():
 
 
 def test_a_window_stating_the_count_gets_its_cosine_even_when_it_lacks_the_other_words(monkeypatch):
-    from agentic_rag.extract import EMBED_TOP, Ask, Window, add_cosine
+    from agentic_rag.language.quotes import EMBED_TOP, Ask, Window, add_cosine
 
     ask = Ask.of("How many attention heads does the base Transformer use?")
     block = ContextBlock(1, Hit(make_chunk("d", "a.pdf", "x", page=1), 1.0, 1))
@@ -871,7 +881,7 @@ def test_a_window_stating_the_count_gets_its_cosine_even_when_it_lacks_the_other
         def embed_query(self, text):
             return np.ones(3) / np.sqrt(3)
 
-    monkeypatch.setattr("agentic_rag.extract.render", lambda w: f"window {w.score}")  # units are left empty here
+    monkeypatch.setattr("agentic_rag.language.quotes.render", lambda w: f"window {w.score}")  # units are left empty here
     out = add_cosine(ask, [*wordy, count], Embedder())
     assert len(calls[0]) == EMBED_TOP + 1  # the best EMBED_TOP by words, and the one stating the count
     assert next(w for w in out if w.near).cosine is not None
@@ -914,14 +924,14 @@ ADAM = ("Algorithm 1: Adam, our proposed algorithm for stochastic optimization. 
 ])
 def test_alias_matching_answers_what_the_old_gate_refused(question, passage, file, wanted):
     block = _block(1, make_chunk("d", file, passage, page=2))
-    quotes = OfflineBrain().quotes(question, classify(question), [block])
+    quotes = _quotes(question, classify(question), [block])
     assert quotes and quotes[0][0] == 1 and wanted in quotes[0][1], quotes
 
 
 def test_a_sheet_row_is_quoted_with_its_header_not_the_header_alone():
     sheet = make_chunk("x", "staff.xlsx", "| Site | Technicians | Supervisor |\n| --- | --- | --- |\n"
                        "| Halden | 12 | Ingrid Solberg |\n| Smola | 8 | Per Hansen |", sheet="Staff", cells="A1:C3")
-    quotes = OfflineBrain().quotes("Who is the supervisor at the Smola site?", "fact", [_block(1, sheet)])
+    quotes = _quotes("Who is the supervisor at the Smola site?", "fact", [_block(1, sheet)])
     assert quotes[0] == (1, "| Site | Technicians | Supervisor | … | Smola | 8 | Per Hansen |")
     assert all("Ingrid" not in q for _, q in quotes)
 
@@ -933,31 +943,38 @@ def test_a_long_sentence_is_quoted_whole_and_a_flattened_table_by_its_piece():
             "the language pairs we report on, and after all of that the label smoothing value we settled on was "
             "0.1.")
     assert 400 < len(long) < 600  # the old quotes stopped at 400 characters, before the answer
-    quotes = OfflineBrain().quotes("What label smoothing value was used?", "fact", [_block(1, make_chunk(
+    quotes = _quotes("What label smoothing value was used?", "fact", [_block(1, make_chunk(
         "p", "paper.pdf", long, page=8))])
     assert quotes == [(1, long)]
     table = " ".join(f"Model{i} {i}.1 {i}.2 {i}.3" for i in range(60)) + " and label smoothing of value 0.1"
-    quotes = OfflineBrain().quotes("What label smoothing value was used?", "fact", [_block(1, make_chunk(
+    quotes = _quotes("What label smoothing value was used?", "fact", [_block(1, make_chunk(
         "p", "paper.pdf", table, page=8))])
     assert quotes and quotes[0][1].startswith("… ") and "label smoothing of value 0.1" in quotes[0][1]
+
+
+def _quotes(question, qtype, blocks, embedder=None):
+    """What the offline brain would quote for `question` from `blocks` (language.quotes.find_quotes)."""
+    return find_quotes(question, qtype, blocks, embedder, limit=QUOTE_LIMITS.get(qtype, DEFAULT_QUOTES))
 
 
 def test_off_topic_passages_are_refused_not_quoted(fake_embedder):
     acme = [_block(1, make_chunk("a", "acme.pdf", "Acme Corp annual report. Revenue in 2023 was $5.2 million, up "
                                  "12% from 2022. The company employs 140 people.", page=3))]
-    brain = OfflineBrain(fake_embedder)
-    assert brain.quotes("What was the share price of Acme at the end of 2023?", "fact", acme) == []  # no focus
-    assert brain.quotes("How much did the Acme audit cost?", "numeric", acme) == []
-    assert brain.quotes("What was Initech's revenue in 2023?", "numeric", acme) == []  # a name nobody holds
-    assert brain.quotes("What was Acme's revenue in 2023?", "numeric", acme)[0][1].startswith("Revenue in 2023")
-    assert brain.quotes("", "fact", acme) == [] and brain.quotes("What was Acme's revenue?", "fact", []) == []
+    def quotes(question, qtype, blocks):
+        return _quotes(question, qtype, blocks, fake_embedder)
+
+    assert quotes("What was the share price of Acme at the end of 2023?", "fact", acme) == []  # no focus
+    assert quotes("How much did the Acme audit cost?", "numeric", acme) == []
+    assert quotes("What was Initech's revenue in 2023?", "numeric", acme) == []  # a name nobody holds
+    assert quotes("What was Acme's revenue in 2023?", "numeric", acme)[0][1].startswith("Revenue in 2023")
+    assert quotes("", "fact", acme) == [] and quotes("What was Acme's revenue?", "fact", []) == []
 
 
 def test_a_document_that_names_what_is_asked_about_wins_over_one_that_does_not():
     blocks = [_block(1, make_chunk("a", "acme.pdf", "Revenue in 2023 was $5.2 million.", page=3)),
               _block(2, make_chunk("g", "globex.docx", "Globex revenue reached $7.9 million in 2023.",
                                    paragraph=2), rank=2)]
-    quotes = OfflineBrain().quotes("What was Globex's revenue in 2023?", "numeric", blocks)
+    quotes = _quotes("What was Globex's revenue in 2023?", "numeric", blocks)
     assert quotes[0] == (2, "Globex revenue reached $7.9 million in 2023.")
 
 
@@ -1004,7 +1021,7 @@ def test_confidence_drops_when_a_quote_does_not_answer(chunks, fake_embedder):
     bad = split_claims('"The company employs 140 people." [P1]')
     verdicts, _ = brain.verify(good + bad, blocks, question="What was Acme's revenue in 2023?").value
     claims = [check_claim(d, v, {1: blocks[0]}) for d, v in zip(good + bad, verdicts, strict=True)]
-    assert [c.verdict for c in claims] == ["supported", "unsupported"] and confidence(claims) == 0.5
+    assert [c.verdict for c in claims] == ["supported", "unsupported"] and support_share(claims) == 0.5
 
 
 def test_the_embedder_is_asked_once_per_text(chunks, fake_embedder):
@@ -1038,7 +1055,7 @@ def test_an_exhaustive_check_reads_the_whole_document_when_its_best_hits_miss_th
     """With a real store a record's `chunks` is a count; "N passages checked" must count passages really read."""
     from types import SimpleNamespace
 
-    from agentic_rag.retrieval import _cover
+    from agentic_rag.steps.retrieve import _cover
 
     filler = [make_chunk("d1", "long.txt", f"Paragraph {i} on harbour logistics and cranes.", i, lines=(i, i))
               for i in range(30)]

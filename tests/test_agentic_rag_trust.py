@@ -12,11 +12,12 @@ import pytest
 from test_agentic_rag import FakeRetriever, _is_refusal_estimate, gemini_agent, make_chunk, plan_json, verify_json
 
 from advanced_retrieval import Hit
-from agentic_rag.citations import DisplayStream, cited_ids, display, strip_ids
+from agentic_rag.checks.citations import DisplayStream, cited_ids, display, strip_ids
+from agentic_rag.checks.claims import flag_answer, is_refusal, split_claims
+from agentic_rag.checks.figures import arithmetic_errors, unexplained
+from agentic_rag.checks.verdicts import check_claim
 from agentic_rag.context import build_context
-from agentic_rag.figures import arithmetic_errors, unexplained
 from agentic_rag.types import Claim, ContextBlock, Verdict
-from agentic_rag.verify import check_claim, flag_answer, is_refusal, split_claims
 
 Q = "What was Adjusted EBITDA in fiscal 2023 and 2022?"
 
@@ -271,7 +272,7 @@ def test_a_refuted_figure_caps_confidence_and_the_same_answer_again_ends_the_loo
 
 def test_offline_quotes_it_is_unsure_of_are_labelled_as_closest_passages():
     from agentic_rag.confidence import Evidence
-    from agentic_rag.review import _unsure
+    from agentic_rag.steps.verify import _unsure
 
     quoted = 'offline (extractive) — quoted from the documents, not generated.\n\n"Travel costs rose." [P1]'
     unsure = _unsure(quoted, {"answer_mode": "offline"}, Evidence(support=0.5), 0.41)
@@ -307,7 +308,7 @@ def test_a_rewrite_that_claims_nothing_never_replaces_an_answer(filing):
     ("The encoder is composed of a stack of N = 6 identical layers [P1].", False),
 ])
 def test_an_answer_to_how_many_must_state_a_figure(answer, capped):
-    from agentic_rag.review import _states_no_count
+    from agentic_rag.confidence import _states_no_count
 
     assert _states_no_count("How many layers does the Transformer encoder have?", split_claims(answer)) is capped
 

@@ -119,9 +119,9 @@ def test_trace_rows():
     assert av.trace_rows([]) == []
 
 
-def test_location_label_from_object_dict_or_none():
+def test_location_label_from_object_or_none():
     assert av.location_label(Location(sheet="S", cells="A1:B2")) == "S!A1:B2"
-    assert av.location_label({"slide": 4}) == "slide 4"
+    assert av.location_label(Location(slide=4)) == "slide 4"
     assert av.location_label(None) == ""
 
 
@@ -136,13 +136,16 @@ def test_source_card_shows_a_sheet_chunk_as_an_escaped_table():
 
 
 def test_the_confidence_says_what_it_was_estimated_from():
-    answer = {"claims": [{"text": "Revenue rose.", "verdict": "supported", "citations": [1], "reason": ""}],
-              "confidence": 0.72, "confidence_basis": "estimated chance the answer is right, from its checked claims",
-              "confidence_features": {"support": 1.0, "fit": 0.75, "cosine": 0.62, "answered": 1.0, "refuted": 0.0}}
+    answer = AnswerResult("Revenue rose [1].", "offline", claims=(Claim("Revenue rose.", "supported", (1,)),),
+                          confidence=0.72,
+                          confidence_basis="estimated chance the answer is right, from its checked claims",
+                          confidence_features={"support": 1.0, "fit": 0.75, "cosine": 0.62, "answered": 1.0,
+                                               "refuted": 0.0})
     text = av.claims_markdown(answer)
     assert "**Confidence:** 72% (estimated chance the answer is right, from its checked claims); from: 100% claims " \
            "that checked out, 75% of the question covered, 62% meaning match of the closest claim" in text
-    refusal = {"claims": [], "confidence": 0.58, "confidence_basis": "estimated chance the documents really lack the "
-               "answer", "confidence_features": {"refused": True, "retrieval": 0.44, "found": 1.0}}
+    refusal = AnswerResult("I could not find this in the documents.", "gemini", confidence=0.58,
+                           confidence_basis="estimated chance the documents really lack the answer",
+                           confidence_features={"refused": True, "retrieval": 0.44, "found": 1.0})
     text = av.claims_markdown(refusal)
     assert "**Confidence:** 58%" in text and "best passage's match 44%" in text and "seems to answer it" in text

@@ -1,7 +1,7 @@
 """The Streamlit app through streamlit.testing's AppTest, with the hashing embedder and a tmp data dir per test.
 
 Uploads go through the real file_uploader widget (AppTest 1.67 drives it), questions through chat_input;
-Gemini mode runs against the local stub server in harness/gemini_stub.py.
+Gemini mode runs against the local stub server in testing/gemini_stub.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO
 from streamlit.testing.v1 import AppTest
 
-from harness.gemini_stub import GeminiStub, StubReply, docagent_responder
+from testing.gemini_stub import GeminiStub, StubReply, docagent_responder
 from wiring import DEFAULT_GEMINI_MODEL, FALLBACK_GEMINI_MODELS
 
 TIMEOUT = 90  # the first run in a process imports chromadb and langgraph
@@ -475,7 +475,7 @@ def _no_local_model_configured(monkeypatch):
 
 @pytest.fixture
 def local_server():
-    from harness.openai_stub import OpenAIStub
+    from testing.openai_stub import OpenAIStub
 
     with OpenAIStub() as server:
         yield server

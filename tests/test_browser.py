@@ -312,7 +312,7 @@ def test_evaluate_page_runs_the_bundled_sample(server, browser):
 def local_model_server(browser, tmp_path_factory):
     """A streamlit server configured for a local model at an OpenAI stub (hashing embedder: the model is what is
     tested here); yields (url, page, log, stub)."""
-    from harness.openai_stub import OpenAIStub
+    from testing.openai_stub import OpenAIStub
 
     data = tmp_path_factory.mktemp("local-data")
     log = data / "server.log"

@@ -15,7 +15,7 @@ import re
 import pytest
 from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, STEP_MS, _require_chromium, streamlit_app
 
-from harness.gemini_stub import GeminiStub, StubReply, plan_for
+from testing.gemini_stub import GeminiStub, StubReply, plan_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

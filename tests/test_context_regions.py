@@ -7,7 +7,7 @@ import pytest
 from advanced_retrieval import Hit
 from agentic_rag import Budgets
 from agentic_rag.context import build_context, page_region
-from agentic_rag.text import estimate_tokens
+from agentic_rag.language.text import estimate_tokens
 from document_processor import Chunk, Location, chunk_id
 
 

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from advanced_retrieval import Hit
+from agentic_rag import AnswerResult, Citation, Claim, OfflineBrain, Usage, build_agent
 from document_processor import Chunk, Location
 from evaluation import (
     SAMPLE_DATASET,
+    SETS,
     DatasetError,
     EvalQuestion,
     EvalReport,
     GoldSource,
+    SetUnavailable,
     alternative_in,
     check_citations,
     check_thresholds,
@@ -37,8 +41,8 @@ from evaluation import (
     supported_claims,
     text_pdf,
 )
-
-REPO = Path(__file__).resolve().parents[1]
+from evaluation.sets import SETS_DIR
+from wiring import open_knowledge_base
 
 
 def chunk(file_name: str, page: int | None = None, text: str = "t", **where) -> Chunk:
@@ -163,7 +167,7 @@ def test_citation_markers_forms():
 
 
 def test_check_citations():
-    cites = [{"n": 1, "file": "a.pdf"}, {"n": 2, "file": "b.docx"}]
+    cites = [Citation(1, "a.pdf", "d1", Location(page=1), ""), Citation(2, "b.docx", "d2", Location(paragraph=1), "")]
     assert check_citations("x [1] y [2]", cites)[0] is True
     assert check_citations("x [1] y [2]", cites, ["a.pdf", "b.docx"])[0] is True
     valid, reason = check_citations("x [1] y [2]", cites, ["a.pdf"])
@@ -175,7 +179,7 @@ def test_check_citations():
 
 
 def test_supported_claims_and_percentile():
-    claims = [{"verdict": "supported"}, {"verdict": "partial"}, {"verdict": "Supported"}, {"verdict": "unsupported"}]
+    claims = [Claim("a", "supported"), Claim("b", "partial"), Claim("c", "Supported"), Claim("d", "unsupported")]
     assert supported_claims(claims) == (2, 4)
     assert supported_claims([]) == (0, 0)
     assert percentile([1, 2, 3, 4], 50) == 2.5
@@ -232,7 +236,7 @@ def test_load_dataset_missing_file(tmp_path):
 
 @pytest.mark.parametrize("name", ["sample.jsonl", "papers.jsonl"])
 def test_shipped_datasets_are_valid(name):
-    questions = load_dataset(REPO / "eval" / name)
+    questions = load_dataset(SETS_DIR / name)
     assert len(questions) >= 10
     kinds = {q.kind for q in questions}
     assert {"unanswerable", "negation", "cross-document", "table"} <= kinds
@@ -257,24 +261,16 @@ class ScriptedRetriever:
                 for r, c in enumerate(self.rankings.get(query, [])[:k], start=1)]
 
 
-class ScriptedAnswer:
-    def __init__(self, data):
-        self.data = data
-
-    def to_dict(self):
-        return self.data
-
-
 class ScriptedAgent:
     """Answers from a script; a missing question raises, like a broken model call."""
 
-    def __init__(self, answers: dict[str, dict]):
+    def __init__(self, answers: dict[str, AnswerResult]):
         self.answers = answers
         self.asked = []
 
     def ask(self, question, strategy="auto"):
         self.asked.append((question, strategy))
-        return ScriptedAnswer(self.answers[question])
+        return self.answers[question]
 
 
 class KB:
@@ -282,10 +278,11 @@ class KB:
         self.retriever = retriever
 
 
-def _answer(text, files=(), claims=(), calls=0, mode="offline (extractive)"):
-    return {"answer": text, "mode": mode, "citations": [{"n": i, "file": f} for i, f in enumerate(files, 1)],
-            "claims": list(claims), "usage": {"llm_calls": calls, "input_tokens": 10 * calls, "output_tokens": calls},
-            "trace": [], "warnings": [], "confidence": 0.5, "seconds": 0.0}
+def _answer(text, files=(), verdicts=(), calls=0, mode="offline (extractive)"):
+    return AnswerResult(text, mode, citations=tuple(Citation(i, f, f"d{i}", Location(page=i), "")
+                                                    for i, f in enumerate(files, 1)),
+                        claims=tuple(Claim(f"claim {i}", v) for i, v in enumerate(verdicts)), confidence=0.5,
+                        usage=Usage(calls, 10 * calls, calls))
 
 
 def _scripted_case():
@@ -302,10 +299,10 @@ def _scripted_case():
         "layers?": [chunk("x.pdf", 3)] * 12 + [chunk("a.pdf", 3)],
     }
     answers = {
-        "heads?": _answer("It uses 8 heads [1].", ["a.pdf"], [{"verdict": "supported"}], calls=2),
+        "heads?": _answer("It uses 8 heads [1].", ["a.pdf"], ["supported"], calls=2),
         "price?": _answer("I could not find this in the documents.", calls=1),
         "salary?": _answer("I could not find this in the documents.", calls=1),
-        "layers?": _answer("It has 6 layers [2].", ["a.pdf"], [{"verdict": "partial"}], calls=2),
+        "layers?": _answer("It has 6 layers [2].", ["a.pdf"], ["partial"], calls=2),
     }
     return questions, ScriptedRetriever(rankings), ScriptedAgent(answers)
 
@@ -386,7 +383,7 @@ def test_sample_corpus_files(tmp_path):
     assert sorted(p.suffix for p in paths) == [".docx", ".md", ".pdf", ".pptx", ".xlsx"]
     assert all(p.stat().st_size > 0 for p in paths)
     names = {p.name for p in paths}
-    for q in load_dataset(REPO / "eval" / "sample.jsonl"):
+    for q in load_dataset(SAMPLE_DATASET):
         assert {g.file for g in q.gold} <= names
 
 
@@ -399,8 +396,9 @@ def _run_sample(tmp_path, embedder, **kwargs) -> tuple[int, dict, str]:
     if not docs.exists():
         make_sample_corpus(docs)
     out, err = io.StringIO(), io.StringIO()
-    code = eval_command(SAMPLE_DATASET, tmp_path / "data", docs=docs, offline=True,
-                        as_json=True, embedder=embedder, out=out, err=err, **kwargs)
+    kb = open_knowledge_base(tmp_path / "data", embedder=embedder, environ={})
+    agent = build_agent(OfflineBrain(embedder), kb.retriever, embedder=embedder)
+    code = eval_command(SAMPLE_DATASET, kb, agent, docs=docs, as_json=True, out=out, err=err, **kwargs)
     return code, (json.loads(out.getvalue()) if out.getvalue() else {}), err.getvalue()
 
 
@@ -437,23 +435,26 @@ def test_sample_end_to_end_offline(tmp_path, fake_embedder):
     assert "threshold failed: accuracy" in err and "hit@5" not in err
 
 
-def test_eval_command_bad_input(tmp_path, fake_embedder):
+def test_eval_command_bad_input(tmp_path, fake_embedder, monkeypatch, capsys):
     import io
 
+    import cli
+
+    kb = open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={})
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "ok?"}\n{"question": "q", "pages": [1]}\n')
     err = io.StringIO()
-    assert eval_command(bad, tmp_path / "data", embedder=fake_embedder, err=err) == 2
+    assert eval_command(bad, kb, err=err) == 2
     assert "bad.jsonl line 2" in err.getvalue()
     err = io.StringIO()
-    assert eval_command(REPO / "eval" / "sample.jsonl", tmp_path / "data", docs=tmp_path / "absent",
-                        embedder=fake_embedder, err=err) == 2
-    err = io.StringIO()
-    assert eval_command(REPO / "eval" / "sample.jsonl", tmp_path / "data", offline=False, api_key="",
-                        embedder=fake_embedder, err=err) == 2
-    assert "GOOGLE_API_KEY" in err.getvalue()
-    assert eval_command(REPO / "eval" / "sample.jsonl", tmp_path / "data", strategies=("nope",),
-                        embedder=fake_embedder, err=io.StringIO(), out=io.StringIO()) == 2
+    assert eval_command(SAMPLE_DATASET, kb, docs=tmp_path / "absent", err=err) == 2
+    assert eval_command(SAMPLE_DATASET, kb, strategies=("nope",), err=io.StringIO(), out=io.StringIO()) == 2
+    # Gemini asked for without a key: refused before anything is opened (the composition root, cli.py, decides).
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DOCAGENT_PROVIDER", "gemini")
+    assert cli.main(["--data-dir", str(tmp_path / "other"), "eval", str(SAMPLE_DATASET)]) == 2
+    assert "GOOGLE_API_KEY" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -475,17 +476,9 @@ def test_sample_end_to_end_with_the_real_embedder(tmp_path):
 
 # --- FinanceBench conversion -----------------------------------------------------------------------------------
 
-def _financebench_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("financebench", REPO / "eval" / "financebench.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_financebench_record_pages_become_one_based():
-    fb = _financebench_module()
+    from evaluation import financebench as fb
+
     record = {"financebench_id": "financebench_id_06655", "doc_name": "AMAZON_2017_10K", "question": " Q? ",
               "question_type": "metrics-generated",
               "evidence": [{"doc_name": "AMAZON_2017_10K", "evidence_page_num": 37},
@@ -503,7 +496,8 @@ def test_financebench_conversion_points_at_the_evidence_pages(shared_data, tmp_p
 
     import pypdf
 
-    fb = _financebench_module()
+    from evaluation import financebench as fb
+
     source = shared_data / "bench" / "financebench_subset"
     out = tmp_path / "fb.jsonl"
     assert fb.convert(source, out) == 29
@@ -529,7 +523,8 @@ def test_financebench_conversion_points_at_the_evidence_pages(shared_data, tmp_p
 @pytest.mark.shared
 def test_financebench_both_sets_convert_into_one_dataset_with_zero_based_pages_shifted(shared_data, tmp_path):
     """The dev set and the subset become one dataset (one library); the dev set's pages are 0-based too."""
-    fb = _financebench_module()
+    from evaluation import financebench as fb
+
     sets = [shared_data / "bench" / "financebench_dev", shared_data / "bench" / "financebench_subset"]
     out = tmp_path / "fb.jsonl"
     assert fb.convert(sets, out) == 42 + 29
@@ -609,10 +604,10 @@ def test_calibration_target_shares():
 
 def test_run_eval_reports_calibration_in_text_and_json():
     questions, retriever, agent = _scripted_case()
-    agent.answers["heads?"]["confidence"] = 0.9  # right
-    agent.answers["price?"]["confidence"] = 0.0  # wrong: refused an answerable question
-    agent.answers["salary?"]["confidence"] = 0.1  # right: refused, as expected
-    agent.answers["layers?"]["confidence"] = 0.85  # right; q5 raises, so it has no confidence and is left out
+    agent.answers["heads?"] = dataclasses.replace(agent.answers["heads?"], confidence=0.9)  # right
+    agent.answers["price?"] = dataclasses.replace(agent.answers["price?"], confidence=0.0)  # wrong: refused an answerable question
+    agent.answers["salary?"] = dataclasses.replace(agent.answers["salary?"], confidence=0.1)  # right: refused, as expected
+    agent.answers["layers?"] = dataclasses.replace(agent.answers["layers?"], confidence=0.85)  # right; q5 raises, so it has no confidence and is left out
     report = run_eval(questions, KB(retriever), agent, strategies=("hybrid",), dataset="hand")
     cal = report.calibration
     assert (cal.pairs, cal.correct, cal.high, cal.precision_high) == (4, 3, 2, 1.0)
@@ -626,11 +621,10 @@ def test_run_eval_reports_calibration_in_text_and_json():
     assert run_eval(questions, KB(retriever), None).calibration is None
 
 
-def test_answers_without_confidence_leave_calibration_empty():
-    questions, retriever, agent = _scripted_case()
-    for answer in agent.answers.values():
-        answer.pop("confidence")
-    report = run_eval(questions, KB(retriever), agent)
+def test_a_run_without_answers_leaves_calibration_empty():
+    # Every AnswerResult carries a confidence; only a retrieval-only run has none to calibrate.
+    questions, retriever, _ = _scripted_case()
+    report = run_eval(questions, KB(retriever), None)
     assert report.calibration is None and "Calibration" not in format_report(report)
 
 
@@ -662,31 +656,29 @@ def test_gold_slides_and_sheets():
 
 # --- the held-out question set ---------------------------------------------------------------------------------
 
-def _heldout_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("heldout", REPO / "eval" / "heldout.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_heldout_dataset_is_valid_and_mixed():
-    questions = load_dataset(REPO / "eval" / "heldout.jsonl")
+    questions = load_dataset(SETS_DIR / "heldout.jsonl")
     assert 30 <= len(questions) <= 40 and len({q.id for q in questions}) == len(questions)
     kinds = {q.kind for q in questions}
     assert {"unanswerable", "table", "list", "comparison", "sheet", "number", "fact"} <= kinds
     assert sum(q.unanswerable for q in questions) >= 4
-    documents = _heldout_module().DOCUMENTS
+    documents = SETS["heldout"].documents
     for q in questions:
         if not q.unanswerable:
             assert q.answer and q.gold and all(g.file in documents for g in q.gold), q.id
-    papers = {g.file for q in load_dataset(REPO / "eval" / "papers.jsonl") for g in q.gold}
+    papers = {g.file for q in load_dataset(SETS_DIR / "papers.jsonl") for g in q.gold}
     assert not papers & set(documents)  # held out: none of the documents the extractor was tuned on
 
 
-def test_heldout_runner_without_shared_skips_cleanly(tmp_path, capsys):
-    assert _heldout_module().main(["--shared", str(tmp_path / "absent")]) == 0
+@pytest.mark.parametrize("name", ["heldout", "sealed"])
+def test_a_shared_set_without_shared_skips_cleanly(name, tmp_path, monkeypatch, capsys):
+    import cli
+    import evaluation.sets
+
+    monkeypatch.setattr(evaluation.sets, "SHARED", tmp_path / "absent")
+    with pytest.raises(SetUnavailable):
+        SETS[name].prepare(tmp_path / "scratch")
+    assert cli.main(["eval", name, "--offline"]) == 0
     assert "nothing to measure" in capsys.readouterr().err
 
 
@@ -695,11 +687,11 @@ def test_heldout_gold_holds_every_key_fact(shared_data, tmp_path):
     """Each answer group has an alternative in the parsed text of the gold file at its gold pages/slides/sheets."""
     from document_processor import parse_file
 
-    heldout = _heldout_module()
-    docs = heldout.link_documents(shared_data, tmp_path / "docs")
-    assert sorted(p.name for p in docs.iterdir()) == sorted(heldout.DOCUMENTS)
+    heldout = SETS["heldout"]
+    docs = heldout.prepare(tmp_path, shared=shared_data).docs
+    assert sorted(p.name for p in docs.iterdir()) == sorted(heldout.documents)
     chunks = {}
-    for q in load_dataset(REPO / "eval" / "heldout.jsonl"):
+    for q in load_dataset(SETS_DIR / "heldout.jsonl"):
         if q.unanswerable:
             continue
         for gold in q.gold:
@@ -712,34 +704,20 @@ def test_heldout_gold_holds_every_key_fact(shared_data, tmp_path):
 
 # --- the sealed question set (final report only: tests check its form and gold, never print its questions) ---------
 
-def _sealed_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("sealed", REPO / "eval" / "sealed.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_sealed_dataset_is_valid_mixed_and_disjoint():
-    questions = load_dataset(REPO / "eval" / "sealed.jsonl")
+    questions = load_dataset(SETS_DIR / "sealed.jsonl")
     assert 30 <= len(questions) <= 36 and len({q.id for q in questions}) == len(questions)
     kinds = {q.kind for q in questions}
     assert {"unanswerable", "table", "number", "fact", "list", "comparison", "slide", "sheet"} <= kinds
     assert 5 <= sum(q.unanswerable for q in questions) <= 6
-    documents = _sealed_module().DOCUMENTS
+    documents = SETS["sealed"].documents
     for q in questions:
         if not q.unanswerable:
             assert q.answer and q.gold and all(g.file in documents for g in q.gold), q.id
     assert {g.file for q in questions for g in q.gold} == set(documents)  # every linked file is asked about
     others = {g.file for name in ("papers", "heldout", "sample")
-              for q in load_dataset(REPO / "eval" / f"{name}.jsonl") for g in q.gold}
+              for q in load_dataset(SETS_DIR / f"{name}.jsonl") for g in q.gold}
     assert not others & set(documents)  # sealed: no document of another question set
-
-
-def test_sealed_runner_without_shared_skips_cleanly(tmp_path, capsys):
-    assert _sealed_module().main(["--shared", str(tmp_path / "absent")]) == 0
-    assert "nothing to measure" in capsys.readouterr().err
 
 
 @pytest.mark.shared
@@ -747,11 +725,11 @@ def test_sealed_gold_holds_every_key_fact(shared_data, tmp_path):
     """Each answer group has an alternative in the parsed text of the gold file at its gold pages/slides/sheets."""
     from document_processor import parse_file
 
-    sealed = _sealed_module()
-    docs = sealed.link_documents(shared_data, tmp_path / "docs")
-    assert sorted(p.name for p in docs.iterdir()) == sorted(sealed.DOCUMENTS)
+    sealed = SETS["sealed"]
+    docs = sealed.prepare(tmp_path, shared=shared_data).docs
+    assert sorted(p.name for p in docs.iterdir()) == sorted(sealed.documents)
     chunks = {}
-    for q in load_dataset(REPO / "eval" / "sealed.jsonl"):
+    for q in load_dataset(SETS_DIR / "sealed.jsonl"):
         if q.unanswerable:
             continue
         for gold in q.gold:

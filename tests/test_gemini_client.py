@@ -25,10 +25,10 @@ from agentic_rag import (
     build_agent,
     make_gemini_brain,
 )
-from agentic_rag.gemini import MAX_OUTPUT_TOKENS, parse_json
-from agentic_rag.gemini_call import BACKOFF_BASE_SECONDS, CONTINUE_NOTE, MAX_BACKOFF_SECONDS
-from agentic_rag.gemini_models import ModelListError, list_gemini_models
-from harness.gemini_stub import GeminiStub, StubReply, docagent_responder
+from agentic_rag.brains.gemini import MAX_OUTPUT_TOKENS, list_gemini_models
+from agentic_rag.brains.model import parse_json
+from agentic_rag.brains.transport import BACKOFF_BASE_SECONDS, CONTINUE_NOTE, MAX_BACKOFF_SECONDS, ModelListError
+from testing.gemini_stub import GeminiStub, StubReply, docagent_responder
 
 KEY = "AIzaSy-stub-key-that-must-never-leak-42"
 MODEL = "gemini-3.8-flash"  # a fixed name: these tests check the transport, not the default

@@ -1,10 +1,10 @@
-"""advanced_retrieval.ingest_eta: a file's fraction done and time left, the queue's throughput (a fake clock)."""
+"""advanced_retrieval.ingest.estimates: a file's fraction done and time left, the queue's throughput (a fake clock)."""
 
 from __future__ import annotations
 
 import pytest
 
-from advanced_retrieval.ingest_eta import FileEstimate, Throughput
+from advanced_retrieval.ingest.estimates import FileEstimate, Throughput
 
 
 class FakeClock:

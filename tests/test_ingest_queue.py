@@ -18,9 +18,10 @@ import pytest
 from conftest import REPO
 
 from advanced_retrieval import KnowledgeBase
-from advanced_retrieval.ingest_queue import IngestQueue, IngestQueueError
-from advanced_retrieval.queue_files import INDEXING, QUEUED, QueueFiles, QueueItem
+from advanced_retrieval.ingest.queue import IngestQueue, IngestQueueError
+from advanced_retrieval.ingest.queue_files import INDEXING, QUEUED, QueueFiles, QueueItem
 from vector_db import HashingEmbedder, VectorStore, make_client
+from wiring import knowledge_base
 
 WAIT = 60.0  # seconds before a wait gives up: only a hang reaches it
 
@@ -63,7 +64,7 @@ class Recording:
 
 def open_kb(root: Path, embedder) -> KnowledgeBase:
     store = VectorStore(make_client(root / "data"), embedder, batch_size=4)  # several batches: a file can be held
-    return KnowledgeBase(store, root / "bm25", embedder, isolate=False)
+    return knowledge_base(store, root, embedder, isolate=False)
 
 
 def text(topic: str, paragraphs: int = 12) -> bytes:
@@ -330,7 +331,7 @@ def test_sigkill_mid_file_then_a_restart_indexes_everything_once(tmp_path):
         sys.path[:0] = [{str(REPO)!r}, {str(REPO / 'tests')!r}]
         from pathlib import Path
         from test_ingest_queue import GatedEmbedder, open_kb, text
-        from advanced_retrieval.ingest_queue import IngestQueue
+        from advanced_retrieval.ingest.queue import IngestQueue
         root = Path({str(tmp_path)!r})
         embedder = GatedEmbedder()
         queue = IngestQueue(open_kb(root, embedder), root / "queue")

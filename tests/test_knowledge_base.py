@@ -10,11 +10,12 @@ import pytest
 
 from advanced_retrieval import KnowledgeBase, LockTimeout, WriteLock
 from vector_db import HashingEmbedder, VectorStore, make_client
+from wiring import knowledge_base
 
 
 def open_kb(root, embedder, **kwargs) -> KnowledgeBase:
     store = VectorStore(make_client(root / "data"), embedder)
-    return KnowledgeBase(store, root / "bm25", embedder, isolate=False, **kwargs)
+    return knowledge_base(store, root, embedder, isolate=False, **kwargs)
 
 
 @pytest.fixture
@@ -220,8 +221,8 @@ def test_write_lock_excludes_other_holders_of_the_file(tmp_path):
 
 @pytest.mark.shared
 def test_real_office_and_pdf_documents(shared_data, tmp_path, fake_embedder):
-    kb = KnowledgeBase(VectorStore(make_client(tmp_path / "data"), fake_embedder), tmp_path / "bm25",
-                       fake_embedder)  # isolated parsing, as the app does
+    kb = knowledge_base(VectorStore(make_client(tmp_path / "data"), fake_embedder), tmp_path,
+                        fake_embedder)  # isolated parsing, as the app does
     office = shared_data / "office"
     paths = [office / "docx" / "IllustrativeCases.docx", office / "pptx" / "SampleShow.pptx",
              office / "xlsx" / "DataTableCities.xlsx", shared_data / "pdf_hard" / "crazyones-encrypted-256.pdf",

@@ -30,9 +30,9 @@ from agentic_rag import (
     list_local_models,
     make_local_brain,
 )
-from agentic_rag.local import MAX_OUTPUT_TOKENS, ModelListError
-from agentic_rag.transport import BACKOFF_BASE_SECONDS, CONTINUE_NOTE, MAX_BACKOFF_SECONDS
-from harness.openai_stub import STUB_MODELS, OpenAIReply, OpenAIStub, local_responder
+from agentic_rag.brains.local import MAX_OUTPUT_TOKENS
+from agentic_rag.brains.transport import BACKOFF_BASE_SECONDS, CONTINUE_NOTE, MAX_BACKOFF_SECONDS, ModelListError
+from testing.openai_stub import STUB_MODELS, OpenAIReply, OpenAIStub, local_responder
 
 KEY = "sk-local-stub-key-that-must-never-leak-7"
 MODEL = STUB_MODELS[0]

@@ -19,9 +19,9 @@ from PIL import Image, ImageDraw, ImageFont
 from pypdf import PdfReader, PdfWriter
 
 from document_processor import DocumentError, Limits, parse_bytes, parse_file
-from document_processor import ocr as ocr_module
-from document_processor.ocr import OcrLog, OcrPage, Word, parse_tsv
-from document_processor.read_pdf import text_layer_problem
+from document_processor.readers import ocr as ocr_module
+from document_processor.readers.ocr import OcrLog, OcrPage, Word, parse_tsv
+from document_processor.readers.pdf import text_layer_problem
 from document_processor.sniff import flate_bomb
 
 needs_tesseract = pytest.mark.skipif(
@@ -306,12 +306,12 @@ def test_a_page_that_hangs_in_ocr_is_named_in_the_timeout():
 
 @needs_tesseract
 def test_a_low_confidence_scan_is_indexed_with_its_warning_on_the_result(monkeypatch, tmp_path, fake_embedder):
-    from advanced_retrieval import KnowledgeBase
     from vector_db import VectorStore, make_client
+    from wiring import knowledge_base
 
     monkeypatch.setattr(ocr_module, "LOW_CONFIDENCE", 101.0)  # every real result is "low" against 101
     store = VectorStore(make_client(tmp_path / "data"), fake_embedder)
-    kb = KnowledgeBase(store, tmp_path / "bm25", fake_embedder, isolate=False)  # the patch reaches the parser
+    kb = knowledge_base(store, tmp_path, fake_embedder, isolate=False)  # the patch reaches the parser
     result = kb.ingest_bytes(scanned_pdf(PAGE_TEXT[:1]), "faint.pdf")
     assert result.status == "indexed" and len(result.warnings) == 1
     assert result.warnings[0].startswith("OCR confidence is low (mean ")

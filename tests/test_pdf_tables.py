@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from test_document_processor import make_pdf as pdf_of_streams
 
-from document_processor import parse_bytes, read_pdf
-from document_processor.pdf_tables import looks_tabular
+from document_processor import parse_bytes
+from document_processor.readers import pdf as read_pdf
+from document_processor.readers.pdf_tables import looks_tabular
 from ui import source_viewer as sv
 
 _WIDTH = {**dict.fromkeys("0123456789$", 0.556), ",": 0.278, ".": 0.278, "(": 0.333, ")": 0.333}

@@ -8,9 +8,9 @@ import pytest
 from test_agentic_rag import FakeRetriever, gemini_agent, make_chunk, verify_json
 
 from agentic_rag import Budgets, OfflineBrain, build_agent, make_gemini_brain
-from agentic_rag.model_brain import MAX_SEARCH_QUERIES, search_queries
-from agentic_rag.prompts import PlanOut
-from harness.gemini_stub import GeminiStub, StubReply, docagent_responder
+from agentic_rag.brains.model import MAX_SEARCH_QUERIES, search_queries
+from agentic_rag.brains.prompts import PlanOut
+from testing.gemini_stub import GeminiStub, StubReply, docagent_responder
 
 QUESTION = "What was Acme's free cash flow in 2023?"
 LINE_ITEM = "net cash provided by operating activities purchases of property and equipment"

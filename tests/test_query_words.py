@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from advanced_retrieval import BM25Index, Filters, HybridRetriever, KeywordIndex
-from advanced_retrieval.expansion import EXPANSION_SHARE, expansion_phrases, expansion_query, heading_phrases
-from advanced_retrieval.vocabulary import ENTRIES
+from advanced_retrieval.keyword.expansion import EXPANSION_SHARE, expansion_phrases, expansion_query, heading_phrases
+from advanced_retrieval.keyword.vocabulary import ENTRIES
 from document_processor import Chunk, Location, ParsedDocument, chunk_id
 from vector_db import VectorStore, make_client
 
@@ -183,7 +183,7 @@ def test_the_vocabulary_finds_the_statement_through_the_retriever(store, tmp_pat
 
 
 def test_name_words_come_from_the_file_name_and_title():
-    from advanced_retrieval.naming import name_words, query_keys
+    from advanced_retrieval.query.naming import name_words, query_keys
 
     assert name_words("GENERALMILLS_2020_10K.pdf") == {"generalmills", "2020", "10k", "10"}
     assert {"2022q4", "2022"} <= name_words("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf")  # a period's pieces
@@ -198,7 +198,7 @@ def records(*names):
 
 
 def test_the_best_named_documents_win_years_only_tell_siblings_apart():
-    from advanced_retrieval.naming import Names
+    from advanced_retrieval.query.naming import Names
 
     names = Names.of(records("PEPSICO_2021_10K.pdf", "PEPSICO_2022_10K.pdf", "GENERALMILLS_2020_10K.pdf",
                              "3M_2022_10K.pdf"))
@@ -231,7 +231,7 @@ FILINGS = {  # file stem -> title; every filing's text says "company", "securiti
 def filings():
     from types import SimpleNamespace
 
-    from advanced_retrieval.naming import Names
+    from advanced_retrieval.query.naming import Names
 
     ordinary = "the company securities exchange quarter fiscal results exhibit form united states"
     index = filings_index({stem: f"{stem.split('_')[0].casefold()} {ordinary}" for stem in FILINGS})
@@ -255,7 +255,7 @@ def test_short_forms_name_their_document(filings, question, named):
 def test_a_term_of_the_vocabulary_is_no_abbreviation_of_a_name():
     from types import SimpleNamespace
 
-    from advanced_retrieval.naming import Names
+    from advanced_retrieval.query.naming import Names
 
     records = [SimpleNamespace(doc_id=d, file_name=f"{d}.pdf", title="") for d in ("SUGAR_NATIONAL_2022", "ACME_2022")]
     names = Names.of(records)
@@ -293,7 +293,7 @@ def test_a_query_word_counts_once_for_a_document(filings):
 def test_a_name_cited_by_other_documents_is_still_a_name():
     from types import SimpleNamespace
 
-    from advanced_retrieval.naming import Names
+    from advanced_retrieval.query.naming import Names
 
     # every paper cites Adam in its training section (one chunk in four); the Adam paper says it throughout
     papers = {"adam_1412.6980": "adam stochastic optimization", "bert_1810.04805": "bert pre-training",
@@ -316,7 +316,7 @@ def test_document_rates_tell_how_much_of_each_document_holds_a_word():
 def test_a_long_document_does_not_outweigh_the_one_a_word_names():
     from types import SimpleNamespace
 
-    from advanced_retrieval.naming import Names
+    from advanced_retrieval.query.naming import Names
 
     # the deck about evaluation says it on every slide; a long filing says it in 40 of 1,000 chunks: more chunks,
     # but the deck is what "evaluation" names
@@ -369,7 +369,7 @@ def filing_pages(doc_id: str) -> list[Chunk]:
 
 
 def test_page_headings_are_titles_and_headings_without_running_heads():
-    from advanced_retrieval.sections import document_pages
+    from advanced_retrieval.query.sections import document_pages
 
     long = "x" * 90
     chunks = [*filing_pages("acme"),
@@ -387,7 +387,7 @@ def test_page_headings_are_titles_and_headings_without_running_heads():
 
 
 def test_wrapped_lines_of_a_two_column_page_are_no_titles():
-    from advanced_retrieval.sections import document_pages
+    from advanced_retrieval.query.sections import document_pages
 
     references = ("Mandar Joshi, Eunsol Choi, Daniel S Weld, and Luke\nZettlemoyer. 2017. Triviaqa: A large scale"
                   "\nsupervised challenge datasets for reading comprehension.\nRyan Kiros, Yukun Zhu, Ruslan,\n"
@@ -401,7 +401,7 @@ def test_wrapped_lines_of_a_two_column_page_are_no_titles():
 
 
 def test_a_title_in_a_tables_header_row_heads_its_page():
-    from advanced_retrieval.sections import document_pages
+    from advanced_retrieval.query.sections import document_pages
 
     table = ("| Year Ended December 31 (Millions) | CONSOLIDATED STATEMENTS OF EARNINGS 2022 | 2021 |\n"
              "| --- | --- | --- |\n| Net sales | 900 | 800 |")
@@ -414,7 +414,7 @@ def test_a_title_in_a_tables_header_row_heads_its_page():
 
 
 def test_the_statement_the_vocabulary_names_comes_first(store, tmp_path, fake_embedder):
-    from advanced_retrieval.sections import Sections
+    from advanced_retrieval.query.sections import Sections
 
     for name in ("ACME_2022_10K", "GLOBEX_2022_10K"):
         store.add_document(doc(filing_pages(name), doc_id=name))
@@ -459,8 +459,8 @@ def test_a_statement_titled_by_another_name_in_its_table_comes_first(store, tmp_
 
 
 def test_the_first_headed_page_counts_as_much_as_every_other_search_together():
-    from advanced_retrieval.fusion import QueryPlan
-    from advanced_retrieval.retriever import _Candidates
+    from advanced_retrieval.hybrid import _Candidates
+    from advanced_retrieval.query.plan import QueryPlan
 
     prose = chunk("prose", 1, 1)
 
@@ -489,7 +489,7 @@ def test_a_line_item_heads_no_page(store, tmp_path, fake_embedder):
 
 
 def test_headings_are_document_forms_of_the_vocabulary():
-    from advanced_retrieval.vocabulary import HEADINGS
+    from advanced_retrieval.keyword.vocabulary import HEADINGS
 
     assert {phrase for _, phrases in ENTRIES for phrase in phrases} >= HEADINGS
     assert "balance sheets" in HEADINGS and "net sales" not in HEADINGS
@@ -516,7 +516,7 @@ def test_headed_pages_of_the_only_document_or_of_the_asked_ones(store, tmp_path,
 def test_a_title_word_weighs_less_than_a_file_name_and_a_repeated_word_counts_once():
     from types import SimpleNamespace
 
-    from advanced_retrieval.naming import Names
+    from advanced_retrieval.query.naming import Names
 
     # only Ulta's release says "fiscal" (its title too: "Fourth Quarter Fiscal 2022 Results"); the question names
     # Amcor by its file name and says "fiscal" twice

@@ -86,7 +86,7 @@ def in_library(page, *names: str) -> None:
 
 def entries(data: Path) -> dict[str, tuple[str, int]]:
     """{file: (state, starts)} from the queue's manifests on disk: 2 starts = resumed after a stop."""
-    from advanced_retrieval.queue_files import QueueFiles
+    from advanced_retrieval.ingest.queue_files import QueueFiles
 
     return {item.name: (item.state, item.attempts) for item in QueueFiles(data / "queue").load()}
 

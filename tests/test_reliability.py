@@ -27,11 +27,12 @@ import pytest
 from advanced_retrieval import KnowledgeBase
 from agentic_rag import OfflineBrain, build_agent, make_gemini_brain
 from document_processor import Limits
-from harness import crash  # the kill-and-restart steps, shared with bench/crash.py
-from harness.chroma_server import CHROMA, ChromaServer
-from harness.gemini_stub import GeminiStub, StubReply, docagent_responder
+from testing import crash  # the kill-and-restart steps, shared with bench/crash.py
+from testing.chroma_server import CHROMA, ChromaServer
+from testing.gemini_stub import GeminiStub, StubReply, docagent_responder
 from ui import helpers as ui_helpers
 from vector_db import StoreError, VectorStore, make_client
+from wiring import knowledge_base
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -310,7 +311,7 @@ def test_malformed_pdfs_are_indexed_or_refused_with_a_reason_in_bounded_time(sha
     """The small files of pdf_hard/ (30 of the 38: the eight over 200 kB are in bench/hostile.py), isolated parsing."""
     files = sorted(p for p in (shared_data / "pdf_hard").glob("*.pdf") if p.stat().st_size < 200_000)
     store = VectorStore(make_client(tmp_path / "data"), fake_embedder)
-    kb = KnowledgeBase(store, tmp_path / "bm25", fake_embedder, limits=Limits(timeout_s=20, max_memory_mb=1024))
+    kb = knowledge_base(store, tmp_path, fake_embedder, limits=Limits(timeout_s=20, max_memory_mb=1024))
     results = kb.ingest_many(files)
     assert len(results) == len(files) >= 25
     for r in results:
@@ -431,7 +432,7 @@ def test_the_api_key_never_appears_in_results_logs_warnings_or_exports(stub, kb,
     assert result.mode == "offline" and result.warnings  # the failure was reported, as an offline answer
     exported = ui_helpers.conversation_markdown(
         [{"role": "user", "content": "When?"}, {"role": "assistant", "content": result.answer,
-                                                  "result": result.to_dict()}], "Gemini")
+                                                  "answer": result}], "Gemini")
     texts = [json.dumps(result.to_dict()), exported, caplog.text, *(str(w.message) for w in caught),
              repr(result.trace)]
     for text in texts:

@@ -219,7 +219,7 @@ def test_an_image_document_page_highlights_the_ocr_passage(tmp_path):
 
 
 def test_a_text_pdf_page_is_never_ocrd_by_the_viewer(tmp_path, monkeypatch):
-    from document_processor import ocr
+    from document_processor.readers import ocr
 
     monkeypatch.setattr(ocr, "TESSERACT_CMD", str(tmp_path / "no-tesseract"))
     pdf = tmp_path / "typed.pdf"

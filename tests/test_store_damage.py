@@ -1,6 +1,6 @@
 """A store that lost its data or is damaged: reported in one line, nothing removed, rebuilt from the kept originals
 or from the store (issue 16, items 2, 7, 8, 9). Every step runs in a fresh process, as a user's next start would
-(embedded Chroma caches an opened database per process), through harness/damage.py, which bench/damage.py also
+(embedded Chroma caches an opened database per process), through testing/damage.py, which bench/damage.py also
 runs to measure these cases against an older checkout for docs/reliability.md."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import damage  # the cases and the fresh-process steps, shared with bench/damage.py
+from testing import damage  # the cases and the fresh-process steps, shared with bench/damage.py
 
 NAMES = [f"file{i}.txt" for i in range(4)]
 

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from advanced_retrieval import KnowledgeBase
-from harness.chroma_server import CHROMA, ChromaServer
+from testing.chroma_server import CHROMA, ChromaServer
 from vector_db import HashingEmbedder, VectorStore, client_from_env, make_client
+from wiring import knowledge_base
 
 REPO = Path(__file__).resolve().parents[1]
 WAIT = 60  # seconds any step may block before the test fails instead of hanging
@@ -42,7 +43,7 @@ class GatedEmbedder(HashingEmbedder):
 
 def kb_on(client, data: Path, embedder, *, batch_size: int | None = None, **options) -> KnowledgeBase:
     store = VectorStore(client, embedder, batch_size=batch_size)
-    return KnowledgeBase(store, data / "bm25", embedder, lock_path=data / "library.lock", isolate=False, **options)
+    return knowledge_base(store, data, embedder, isolate=False, **options)
 
 
 def text(n: int, topic: str) -> bytes:

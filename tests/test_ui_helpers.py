@@ -8,6 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from agentic_rag import AnswerResult, Citation, Claim
+from document_processor import Location
 from ui import helpers as ui
 
 
@@ -151,11 +153,12 @@ def test_scores_text_leaves_out_missing_scores():
 def test_conversation_markdown_has_answers_sources_and_reasoning():
     messages = [
         {"role": "user", "content": "What is the revenue?"},
-        {"role": "assistant", "content": "Revenue was $5M [1].", "result": {
-            "citations": [{"n": 1, "file": "r.pdf", "location": {"page": 3}, "text": "Revenue  was\n$5M."}],
-            "trace": [{"step": "analyze", "summary": "factual question", "seconds": 0.2, "llm_calls": 1}],
-            "claims": [{"text": "Revenue was $5M", "verdict": "supported", "citations": [1]}],
-            "confidence": 0.9, "warnings": ["Gemini was slow"]}},
+        {"role": "assistant", "content": "Revenue was $5M [1].", "answer": AnswerResult(
+            "Revenue was $5M [1].", "offline",
+            citations=(Citation(1, "r.pdf", "d1", Location(page=3), "Revenue  was\n$5M."),),
+            trace=({"step": "analyze", "summary": "factual question", "seconds": 0.2, "llm_calls": 1},),
+            claims=(Claim("Revenue was $5M", "supported", (1,)),),
+            confidence=0.9, warnings=("Gemini was slow",))},
     ]
     md = ui.conversation_markdown(messages, "Offline (extractive)")
     assert "## Q: What is the revenue?" in md
@@ -169,11 +172,13 @@ def test_conversation_markdown_has_answers_sources_and_reasoning():
 
 def test_the_export_states_each_answers_mode():
     messages = [{"role": "user", "content": "q1"},
-                {"role": "assistant", "content": "a1", "result": {"mode": "gemini"}, "model": "gemini-3.8-flash"},
+                {"role": "assistant", "content": "a1", "answer": AnswerResult("a1", "gemini"),
+                 "model": "gemini-3.8-flash"},
                 {"role": "user", "content": "q2"},
-                {"role": "assistant", "content": "a2", "result": {"mode": "offline"}, "model": "gemini-3.8-flash"},
+                {"role": "assistant", "content": "a2", "answer": AnswerResult("a2", "offline"),
+                 "model": "gemini-3.8-flash"},
                 {"role": "user", "content": "q3"},
-                {"role": "assistant", "content": "", "error": "the index went away", "result": None}]
+                {"role": "assistant", "content": "", "error": "the index went away"}]
     md = ui.conversation_markdown(messages, "Gemini · gemini-3.8-flash")
     assert md.count("_Answered by:") == 3
     assert "_Answered by: Gemini (gemini-3.8-flash)_\n\na1" in md

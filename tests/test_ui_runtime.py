@@ -82,7 +82,7 @@ def test_model_catalog_lists_once_per_key_with_the_configured_model_first():
 
 
 def test_model_catalog_falls_back_and_asks_again_later():
-    from agentic_rag.gemini_models import ModelListError
+    from agentic_rag import ModelListError
 
     now = [0.0]
     lister = Lister(ModelListError("Gemini's model list could not be reached (connection failed)"),
@@ -115,7 +115,7 @@ def test_settings_mode_and_label_for_a_local_model():
 
 
 def test_local_model_catalog_lists_per_server_and_says_why_when_it_cannot():
-    from agentic_rag.local import ModelListError
+    from agentic_rag import ModelListError
 
     now = [0.0]
     lister = ServerLister(("llama3.2", "qwen2.5:3b"),

@@ -15,7 +15,7 @@ import pytest
 
 from advanced_retrieval import Filters
 from document_processor import Chunk, Location, ParsedDocument, chunk_id
-from harness.chroma_server import CHROMA, ChromaServer
+from testing.chroma_server import CHROMA, ChromaServer
 from vector_db import DocumentRecord, HashingEmbedder, StoreError, VectorStore, client_from_env, make_client
 from vector_db import library as library_mod
 from vector_db.records import chunk_from_stored, chunk_to_metadata, record_from_metadata, record_to_metadata

@@ -41,10 +41,10 @@ location_label = ui.location_label  # re-exported: the app reads places through 
 def all_hits(answer) -> list:
     """Every Hit the answer's retrievals returned, best first per sub-question, each chunk once."""
     seen: dict[str, object] = {}
-    for _, hits in getattr(answer, "sub_hits", ()) or ():
+    for _, hits in answer.sub_hits:
         for hit in hits:
             seen.setdefault(hit.chunk.id, hit)
-    for coverage in getattr(answer, "coverage", ()) or ():
+    for coverage in answer.coverage:
         if coverage.hit is not None:
             seen.setdefault(coverage.hit.chunk.id, coverage.hit)
     return list(seen.values())
@@ -125,7 +125,7 @@ def _table_html(table, terms: Sequence[str]) -> str:
 def answer_caption(answer) -> str:
     """'Gemini · confidence 82 % (verified claims) · 4.1 s · 3 LLM calls · 2,345 tokens' (Markdown-safe)."""
     mode = {"gemini": "Gemini", "local": "Local model"}.get(answer.mode, "Offline (extractive)")
-    parts = [mode, f"confidence {answer.confidence:.0%} ({getattr(answer, 'confidence_basis', '')})".replace(" ()", "")]
+    parts = [mode, f"confidence {answer.confidence:.0%} ({answer.confidence_basis})".replace(" ()", "")]
     parts.append(ui.format_seconds(answer.seconds))
     usage = answer.usage
     if usage.llm_calls:
@@ -136,7 +136,7 @@ def answer_caption(answer) -> str:
 
 def analysis_markdown(answer) -> str:
     """The analysis step: the question as understood, its type and key concepts."""
-    analysis = getattr(answer, "analysis", None)
+    analysis = answer.analysis
     if analysis is None:
         return "_No analysis recorded._"
     lines = [f"**Understood as:** {ui.md_text(analysis.standalone)}",
@@ -151,7 +151,7 @@ def analysis_markdown(answer) -> str:
 
 def retrieval_markdown(answer, top: int = 3) -> str:
     """Per sub-question: how many passages came back, by which strategy, and the best few."""
-    sub_hits = getattr(answer, "sub_hits", ()) or ()
+    sub_hits = answer.sub_hits
     if not sub_hits:
         return "_No retrieval recorded._"
     blocks = []
@@ -164,7 +164,7 @@ def retrieval_markdown(answer, top: int = 3) -> str:
             lines.append(f"    - {ui.md_text(hit.chunk.file_name)}{' · ' + ui.md_text(where) if where else ''} — "
                          f"{ui.md_text(ui.scores_text(hit))}")
         blocks.append("\n".join(lines))
-    coverage = getattr(answer, "coverage", ()) or ()
+    coverage = answer.coverage
     if coverage:
         mentioned = sum(1 for c in coverage if c.mentioned)
         blocks.append(f"Checked every document: {mentioned} of {len(coverage)} mention it.")
@@ -172,18 +172,17 @@ def retrieval_markdown(answer, top: int = 3) -> str:
 
 
 def claims_markdown(answer) -> str:
-    """One line per verified claim with a coloured verdict badge, then the computed confidence. `answer` is an
-    AnswerResult or its to_dict() (as the evaluation keeps it)."""
-    claims = _get(answer, "claims", ()) or ()
+    """One line per verified claim of an AnswerResult, with a coloured verdict badge, then the computed
+    confidence."""
+    claims = answer.claims
     if not claims:
         return "_Verification was off or there was nothing to check._" + _confidence_line(answer, refusal=True)
     lines = []
     for claim in claims:
-        verdict = str(_get(claim, "verdict", "?"))
-        marks = "".join(f"[{n}]" for n in _get(claim, "citations", ()) or ())
-        reason = f" — _{ui.md_text(_get(claim, 'reason', ''))}_" if _get(claim, "reason", "") else ""
-        lines.append(f"- :{VERDICT_COLOUR.get(verdict, 'gray')}-badge[{verdict}] "
-                     f"{ui.md_safe(str(_get(claim, 'text', '')))} {marks}{reason}".rstrip())
+        marks = "".join(f"[{n}]" for n in claim.citations)
+        reason = f" — _{ui.md_text(claim.reason)}_" if claim.reason else ""
+        lines.append(f"- :{VERDICT_COLOUR.get(claim.verdict, 'gray')}-badge[{claim.verdict}] "
+                     f"{ui.md_safe(claim.text)} {marks}{reason}".rstrip())
     return "\n".join(lines) + _confidence_line(answer)
 
 
@@ -193,11 +192,11 @@ EVIDENCE_WORDS = (("support", "claims that checked out"), ("fit", "of the questi
 
 
 def _confidence_line(answer, refusal: bool = False) -> str:
-    features = _get(answer, "confidence_features", None) or {}
+    features = answer.confidence_features
     if refusal and not features:
         return ""
-    basis = _get(answer, "confidence_basis", "") or "computed from the claims"
-    line = f"\n\n**Confidence:** {float(_get(answer, 'confidence', 0.0)):.0%} ({ui.md_text(basis)})"
+    basis = answer.confidence_basis or "computed from the claims"
+    line = f"\n\n**Confidence:** {answer.confidence:.0%} ({ui.md_text(basis)})"
     if features.get("refused"):
         shown = [f"best passage's match {float(features.get('retrieval', 0.0)):.0%}"]
         if features.get("found"):
@@ -207,11 +206,6 @@ def _confidence_line(answer, refusal: bool = False) -> str:
         if features.get("refuted"):
             shown.append("a check proved a claim wrong")
     return line + ("; from: " + ", ".join(shown) if shown else "")
-
-
-def _get(obj, name: str, default=None):
-    """An attribute of an object, or a key of its dict form."""
-    return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
 
 
 def trace_rows(trace: Sequence[dict]) -> list[dict]:

@@ -98,7 +98,7 @@ def ask(kb: Library, config: wiring.Config, settings: rt.Settings, question: str
         message["indexing"] = list(indexing)
         st.session_state.messages.append(message)
         saved.save(chats, message)
-        if message.get("result"):
+        if message.get("answer") is not None:
             answer_box.empty()
             render_answer(len(st.session_state.messages) - 1, message, kb, present)
 
@@ -130,19 +130,17 @@ def run_engine(config, settings, question, history, scope, status, answer_box) -
     if call.error is not None:
         log.error("question failed", exc_info=call.error)
         return _failed(status, ui.error_reason(call.error))
-    from agentic_rag import answer_record
-
     result = call.result
     status.update(label=f"Answered in {ui.format_seconds(time.monotonic() - started)}", state="complete",
                   expanded=False)
-    return {"role": "assistant", "content": result.answer, "result": answer_record(result), "answer": result,
+    return {"role": "assistant", "content": result.answer, "answer": result,
             "question": question, "model": settings.model_name()}
 
 
 def _failed(status, reason: str) -> dict:
     status.update(label="The question could not be answered", state="error", expanded=False)
     st.error(ui.md_text(reason), icon=":material/error:")
-    return {"role": "assistant", "content": "", "error": reason, "result": None}
+    return {"role": "assistant", "content": "", "error": reason}
 
 
 def render_history(kb: Library, present: set[str]) -> None:

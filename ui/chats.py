@@ -57,19 +57,24 @@ def load_messages(chats: ConversationStore | None) -> None:
 
 
 def restored(message: dict) -> dict:
-    """A saved message as the page draws it: an answer's record becomes an AnswerResult again."""
+    """A saved message as the page holds it: an answer's record becomes its AnswerResult again."""
+    kept = {k: v for k, v in message.items() if k != "result"}
     if message.get("role") != "assistant" or not message.get("result"):
-        return message
+        return kept
     from agentic_rag import answer_from_record
 
-    return {**message, "answer": answer_from_record(message["result"])}
+    return {**kept, "answer": answer_from_record(message["result"])}
 
 
 def save(chats: ConversationStore | None, message: dict) -> None:
     """Append one message to the open chat (made on the first question); a failure is shown, the chat goes on."""
     if chats is None:
         return
-    stored = {k: v for k, v in message.items() if k != "answer"}  # the record holds the answer whole
+    from agentic_rag import answer_record
+
+    stored = {k: v for k, v in message.items() if k != "answer"}
+    if message.get("answer") is not None:  # saved as its record, which holds the answer whole
+        stored["result"] = answer_record(message["answer"])
     try:
         if st.session_state.chat_id is None:
             st.session_state.chat_id = chats.create()

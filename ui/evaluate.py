@@ -162,13 +162,13 @@ def question_detail(report) -> None:
     st.markdown(f"{verdict} {ui.md_text(result.reason or '')}")
     for error in result.errors:
         st.error(ui.md_text(error), icon=":material/error:")
-    answer = result.answer or {}
-    if not answer:
+    answer = result.answer
+    if answer is None:
         return
-    sources, reasoning = st.tabs([f"Answer and sources ({len(answer.get('citations') or [])})", "Reasoning"])
+    sources, reasoning = st.tabs([f"Answer and sources ({len(answer.citations)})", "Reasoning"])
     with sources:
-        st.markdown(ui.md_safe(str(answer.get("answer", ""))) or "_(no answer)_")
-        for citation in answer.get("citations") or []:
+        st.markdown(ui.md_safe(answer.answer) or "_(no answer)_")
+        for citation in answer.citations:
             st.caption(ui.md_text(ui.citation_label(citation)))
         if result.citation_reason:
             st.caption(f"Citations: {ui.md_text(result.citation_reason)}")
@@ -176,7 +176,6 @@ def question_detail(report) -> None:
         st.markdown("##### Verification")
         st.markdown(av.claims_markdown(answer))
         st.markdown("##### Steps")
-        trace = answer.get("trace") or []
-        st.dataframe(av.trace_rows(trace), hide_index=True)
+        st.dataframe(av.trace_rows(answer.trace), hide_index=True)
         with st.expander("Every step's details (JSON)"):
-            st.json(trace, expanded=False)
+            st.json(list(answer.trace), expanded=False)

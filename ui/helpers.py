@@ -211,20 +211,14 @@ def document_caption(record) -> str:
 
 
 def location_label(location) -> str:
-    """A Location's label; also takes the plain dict of AnswerResult.to_dict() and None (-> '')."""
-    if location is None:
-        return ""
-    if isinstance(location, dict):
-        from document_processor import Location
-
-        location = Location.from_dict(location)
-    return location.label()
+    """A Location's label ('' for None)."""
+    return "" if location is None else location.label()
 
 
-def citation_label(citation: dict) -> str:
-    """'[2] report.pdf · p. 3' for one citation dict of an answer (AnswerResult.to_dict()["citations"])."""
-    where = location_label(citation.get("location"))
-    return f"[{citation.get('n', '?')}] {citation.get('file', '')}" + (f" · {where}" if where else "")
+def citation_label(citation) -> str:
+    """'[2] report.pdf · p. 3' for one Citation of an answer."""
+    where = location_label(citation.location)
+    return f"[{citation.n}] {citation.file}" + (f" · {where}" if where else "")
 
 
 def scores_text(hit) -> str:
@@ -241,7 +235,8 @@ def scores_text(hit) -> str:
 def conversation_markdown(messages: Sequence[dict], mode_label: str) -> str:
     """The whole conversation as Markdown: questions, answers, numbered sources with locations, reasoning.
 
-    `messages` are the app's chat entries: {"role": "user"|"assistant", "content": str, "result": dict|None}.
+    `messages` are the app's chat entries: {"role": "user"|"assistant", "content": str, "answer": AnswerResult,
+    "model": str} (an assistant entry without "answer" is a question that failed, its "error" saying why).
     Only what is on the page goes out; no key or setting that could hold a secret is read here.
     """
     lines = ["# Conversation", "", f"Mode when exported: {mode_label}", ""]
@@ -249,13 +244,12 @@ def conversation_markdown(messages: Sequence[dict], mode_label: str) -> str:
         if message["role"] == "user":
             lines += [f"## Q: {message['content']}", ""]
             continue
-        result = message.get("result") or {}
-        lines += [f"_Answered by: {answer_mode_label(result.get('mode', ''), message.get('model', ''))}_", ""]
+        answer = message.get("answer")
+        lines += [f"_Answered by: {answer_mode_label(answer.mode if answer else '', message.get('model', ''))}_", ""]
         lines += [message["content"] or message.get("error") or "_(no answer)_", ""]
-        lines += _export_sources(result.get("citations") or [])
-        lines += _export_reasoning(result)
-        for warning in result.get("warnings") or []:
-            lines += [f"> Warning: {warning}", ""]
+        if answer is not None:
+            lines += _export_sources(answer.citations) + _export_reasoning(answer)
+            lines += [line for warning in answer.warnings for line in (f"> Warning: {warning}", "")]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -267,29 +261,27 @@ def answer_mode_label(mode: str, model: str = "") -> str:
     return f"{name} ({model})" if model and mode in ("gemini", "local") else name
 
 
-def _export_sources(citations: Sequence[dict]) -> list[str]:
+def _export_sources(citations: Sequence) -> list[str]:
     if not citations:
         return []
     out = ["### Sources", ""]
     for c in citations:
-        passage = " ".join((c.get("text") or "").split())
+        passage = " ".join(c.text.split())
         out.append(f"- {citation_label(c)}" + (f" — “{passage[:300]}”" if passage else ""))
     return out + [""]
 
 
-def _export_reasoning(result: dict) -> list[str]:
-    trace = result.get("trace") or []
-    if not trace:
+def _export_reasoning(answer) -> list[str]:
+    if not answer.trace:
         return []
     out = ["### Reasoning", ""]
-    for entry in trace:
+    for entry in answer.trace:
         out.append(f"- **{entry.get('step', '?')}** ({format_seconds(float(entry.get('seconds') or 0))}, "
                    f"{entry.get('llm_calls', 0)} LLM calls): {entry.get('summary', '')}")
-    for claim in result.get("claims") or []:
-        marks = "".join(f"[{n}]" for n in claim.get("citations") or [])
-        out.append(f"- claim ({claim.get('verdict', '?')}): {claim.get('text', '')} {marks}".rstrip())
-    if result.get("confidence") is not None:
-        out.append(f"- confidence: {float(result['confidence']):.2f}")
+    for claim in answer.claims:
+        marks = "".join(f"[{n}]" for n in claim.citations)
+        out.append(f"- claim ({claim.verdict}): {claim.text} {marks}".rstrip())
+    out.append(f"- confidence: {answer.confidence:.2f}")
     return out + [""]
 
 

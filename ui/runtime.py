@@ -52,7 +52,7 @@ class Settings:
     def mode_label(self) -> str:
         """'Gemini · gemini-3.8-flash', 'Local · llama3.2 @ 127.0.0.1:11434' or 'Offline (extractive)'."""
         if self.mode == "local":
-            from agentic_rag.local_call import host_of
+            from agentic_rag import host_of
 
             return f"Local · {self.local_model} @ {host_of(self.local_base_url)}"
         return f"Gemini · {self.model}" if self.mode == "gemini" else "Offline (extractive)"
@@ -115,7 +115,7 @@ class ModelCatalog:
         return _first(cached, preferred)
 
     def _list(self, api_key: str, base_url: str | None) -> tuple[ModelChoices, float]:
-        from agentic_rag.gemini_models import ModelListError, list_gemini_models
+        from agentic_rag import ModelListError, list_gemini_models
 
         lister = self._lister or list_gemini_models
         try:
@@ -158,7 +158,7 @@ class LocalModelCatalog:
         return _first(cached, preferred)
 
     def _list(self, base_url: str, api_key: str) -> tuple[ModelChoices, float]:
-        from agentic_rag.local import ModelListError, list_local_models
+        from agentic_rag import ModelListError, list_local_models
 
         lister = self._lister or list_local_models
         try:

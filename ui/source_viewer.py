@@ -155,8 +155,9 @@ def render_image_page(path: Path, page_number: int, passage: str, width: int = 9
     Raises:
         SourceError: the image cannot be opened or has no such page.
     """
-    from document_processor import DocumentError, ocr
-    from document_processor.read_image import frame, open_image
+    from document_processor import DocumentError
+    from document_processor.readers import ocr
+    from document_processor.readers.image import frame, open_image
 
     try:
         image = open_image(path.read_bytes(), path.name)
@@ -177,7 +178,7 @@ def render_image_page(path: Path, page_number: int, passage: str, width: int = 9
 
 def _scan_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[float, float, float, float]]:
     """Boxes of the passage on a page parsing read by OCR (none on a page with a good text layer)."""
-    from document_processor.read_pdf import ocr_pdf_page, page_needs_ocr
+    from document_processor.readers.pdf import ocr_pdf_page, page_needs_ocr
 
     textpage = page.get_textpage()
     try:
@@ -191,7 +192,7 @@ def _scan_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[float, 
 
 def _ocr_boxes(read, passage: str, width: int) -> list[tuple[float, float, float, float]]:
     """Pixel boxes (for an image `width` wide) of the passage's characters in what `read()` recognises."""
-    from document_processor.ocr import OcrError, OcrUnavailable
+    from document_processor.readers.ocr import OcrError, OcrUnavailable
 
     try:
         page = read()

@@ -1,0 +1,7 @@
+"""The ingestion queue: uploads saved first, then indexed one after another by one worker (`queue`), their files
+on disk (`queue_files`) and how long each has left (`estimates`)."""
+
+from advanced_retrieval.ingest.queue import IngestQueue, IngestQueueError
+from advanced_retrieval.ingest.queue_files import QueueItem
+
+__all__ = ["IngestQueue", "IngestQueueError", "QueueItem"]

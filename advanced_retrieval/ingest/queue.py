@@ -1,0 +1,369 @@
+"""The ingestion queue: uploads are written to the data directory first, then one worker thread indexes them in order.
+
+The queue belongs to the server process, not to a browser tab: closing or reloading a tab, asking questions or
+opening other tabs never loses or restarts a file. It is the library's single writer of uploads (the one-writer
+rule of vector_db/owner.py and docs/reliability.md): tabs enqueue, only the worker calls KnowledgeBase.ingest_file.
+
+Life of an entry (advanced_retrieval.ingest.queue_files keeps it on disk): queued → indexing (stages reading, ocr,
+chunking, embedding, indexing) → indexed | duplicate | replaced | failed (with the one-line reason) | cancelled.
+A file is searchable the moment it is indexed: the commit moves the store's generation and every reader reloads
+on it. Finished entries lose their bytes (the knowledge base keeps its own copy) and keep their result for a while.
+
+Interrupting: cancel() and stop() take effect at the worker's next progress callback, which raises Interrupted;
+KnowledgeBase and VectorStore undo an uncommitted write on the way out, so nothing half-indexed stays. Once the
+file reaches the "indexing" stage (BM25 and the commit, under a second) it is let finish: cancel() refuses then.
+An entry still queued or indexing when the process stops (or dies) is queued again at the next start and indexed
+from its saved bytes; one interrupted `max_attempts` times is failed instead, so a file that kills the server
+cannot do so forever. A SIGKILL mid-file leaves an "indexing" record that the next open's recovery sweeps.
+
+Error policy: a bad file is its own failed result and the next file goes on; an unexpected error is logged with
+its traceback and recorded as that file's failure (kind "error"); nothing is swallowed. Thread-safe: any number
+of threads may enqueue, cancel and read items() while the worker runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from advanced_retrieval.ingest.estimates import FileEstimate, Throughput
+from advanced_retrieval.ingest.queue_files import (
+    CANCELLED,
+    INDEXING,
+    QUEUED,
+    QueueFiles,
+    QueueItem,
+    claim_worker,
+    damage,
+    release_worker,
+)
+from advanced_retrieval.library.knowledge_base import IngestResult, shown_name
+from advanced_retrieval.types import Progress
+
+log = logging.getLogger(__name__)
+
+
+class Ingester(Protocol):
+    """What the queue needs from the knowledge base."""
+
+    read_only_reason: str
+
+    def ingest_file(self, path: Path, *, name: str | None = None, progress: Progress | None = None) -> IngestResult:
+        ...
+
+
+class IngestQueueError(Exception):
+    """An upload could not be queued; `reason` says why in one line, `kind` is read_only (another program owns
+    the library), busy (another program runs this queue), stopped, or io (the bytes could not be saved)."""
+
+    def __init__(self, reason: str, kind: str):
+        super().__init__(reason)
+        self.reason, self.kind = reason, kind
+
+
+class Interrupted(BaseException):
+    """Raised from the progress callback to stop the file being indexed (cancel or stop). A BaseException, so no
+    `except Exception` on the way (a reader's per-page guard, the in-process parser's) takes it for the file's
+    failure; it only unwinds through the undo steps of KnowledgeBase and VectorStore."""
+
+
+class IngestQueue:
+    """Uploads queued under `directory`, indexed in order by one worker thread through `kb`.
+
+    Args:
+        kb: the KnowledgeBase (anything with ingest_file and read_only_reason).
+        directory: where uploads and manifests are kept (wiring puts it at <data_dir>/queue).
+        keep_finished_s: seconds a finished entry's result stays listed; at most `max_finished` of them are kept.
+        max_attempts: starts of one file that a stop or crash may interrupt before it is failed.
+        start: start the worker now (False lets a test look at the queue as a restart finds it).
+
+    Raises:
+        ValueError: max_attempts < 1 or max_finished < 0.
+    """
+
+    def __init__(self, kb: Ingester, directory: Path, *, keep_finished_s: float = 24 * 3600.0,
+                 max_finished: int = 200, max_attempts: int = 3, start: bool = True):
+        if max_attempts < 1 or max_finished < 0:
+            raise ValueError(f"max_attempts must be >= 1 and max_finished >= 0, got {max_attempts}, {max_finished}")
+        self._kb = kb
+        self._files = QueueFiles(directory)
+        self._keep_finished_s, self._max_finished, self._max_attempts = keep_finished_s, max_finished, max_attempts
+        self._cond = threading.Condition()
+        self._items: dict[str, QueueItem] = {}
+        self._seq = 0
+        self._version = 0
+        self._indexed = 0
+        self._current: tuple[str, FileEstimate] | None = None
+        self._cancel: set[str] = set()
+        self._stopping = False
+        self._throughput = Throughput()
+        self._thread: threading.Thread | None = None
+        self._lock_fd, self.busy_reason = claim_worker(Path(directory))
+        if not self.busy_reason:
+            self._resume(self._files.load())
+        if start:
+            self.start()
+
+    # -- reading (any thread) -----------------------------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        """Grows on every change (a page can redraw only when it moved)."""
+        with self._cond:
+            return self._version
+
+    @property
+    def stopping(self) -> bool:
+        """True once stop() was called (the queue then takes no uploads)."""
+        with self._cond:
+            return self._stopping
+
+    def upload_path(self, entry_id: str) -> Path:
+        """Where an entry's bytes are saved until it is finished."""
+        return self._files.upload_path(entry_id)
+
+    def items(self) -> tuple[QueueItem, ...]:
+        """Every entry in queue order (finished ones still listed, then pending), with live progress and estimates."""
+        with self._cond:
+            current_id, estimate = self._current or ("", None)
+            current_left = estimate.seconds_left() if estimate is not None else None
+            ahead = current_left if estimate is not None else 0.0  # seconds until the files before this one are done
+            out = []
+            for item in sorted(self._items.values(), key=lambda i: i.seq):
+                if item.entry_id == current_id:
+                    item = dataclasses.replace(item, seconds_left=current_left)
+                elif item.state == QUEUED:
+                    own = self._throughput.seconds_for(item.size)
+                    ahead = ahead + own if ahead is not None and own is not None else None
+                    item = dataclasses.replace(item, seconds_left=ahead)
+                out.append(item)
+            return tuple(out)
+
+    @property
+    def indexed_count(self) -> int:
+        """Files this queue indexed or replaced since it started (a page redraws its document list when it moved)."""
+        with self._cond:
+            return self._indexed
+
+    def pending_names(self) -> tuple[str, ...]:
+        """Names (as the library will list them) of the files still queued or being indexed, in queue order: an
+        answer given meanwhile can say which files it could not search yet."""
+        return tuple(shown_name(item.name) for item in self.items() if not item.finished)
+
+    def wait(self, predicate: Callable[[tuple[QueueItem, ...]], bool], timeout: float) -> bool:
+        """Block until predicate(items()) holds or `timeout` seconds passed; returns whether it holds."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate(self.items()):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    # -- changing (any thread) ----------------------------------------------------------------------------------
+    def enqueue(self, data: bytes, name: str) -> QueueItem:
+        """Write an upload to disk (durably; a reader never sees half an entry) and queue it; returns its entry.
+
+        Raises:
+            IngestQueueError: the library is read-only here, another process runs this queue, the queue is
+                stopped, or the bytes could not be written (the reason names it; nothing is left behind).
+        """
+        for kind, refusal in (("busy", self.busy_reason), ("read_only", self._kb.read_only_reason),
+                              ("stopped", "the ingestion queue is stopped" if self._stopping else "")):
+            if refusal:
+                raise IngestQueueError(refusal, kind)
+        entry_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+        try:
+            self._files.write_upload(entry_id, data)
+            with self._cond:  # the manifest makes the entry exist; seq is taken with it, so order = visibility
+                self._seq += 1
+                item = QueueItem(entry_id, self._seq, name, len(data), hashlib.sha256(data).hexdigest(), time.time())
+                self._files.write_manifest(item)
+                self._items[entry_id] = item
+                self._changed()
+        except OSError as exc:
+            self._files.remove_upload(entry_id)
+            raise IngestQueueError(f"could not save {name} in the data directory: {exc.strerror or exc}",
+                                   "io") from exc
+        log.info("queued %s (%d bytes) as %s", name, len(data), entry_id)
+        return item
+
+    def cancel(self, entry_id: str) -> str:
+        """Cancel a file: a queued one at once, one being indexed at its next progress step (its write is undone).
+        Returns '' when done or under way, else why not (finished, unknown, or already at its final write)."""
+        with self._cond:
+            item = self._items.get(entry_id)
+            if item is None or item.finished:
+                return "it is no longer in the queue" if item is None else f"it has finished ({item.state})"
+            if item.state == QUEUED:
+                self._set(item, CANCELLED, note="cancelled before it was indexed", finished_at=time.time())
+                self._forget_bytes(item)
+                return ""
+            if item.stage == "indexing":
+                return "it is being written to the library (under a second); it cannot be cancelled any more"
+            self._cancel.add(entry_id)
+            return ""
+
+    def start(self) -> None:
+        """Start the worker (once; not when another process runs this queue, nor on a read-only library, where
+        every write would fail: pending entries then wait for the process that owns the library)."""
+        with self._cond:
+            if self.busy_reason or self._kb.read_only_reason or self._thread is not None:
+                return
+            self._stopping = False
+            self._thread = threading.Thread(target=self._run, name="docagent-ingest", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Stop the worker: the file being indexed is interrupted (its write undone) and stays queued for the next
+        start. Returns False when the worker did not end within `timeout` (it is logged)."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+            if thread.is_alive():
+                log.warning("the ingestion worker did not stop within %.0f s", timeout)
+                return False
+        release_worker(self._lock_fd)
+        self._lock_fd = None
+        return True
+
+    # -- the worker ---------------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopping and self._next() is None:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                item = self._set(self._next(), INDEXING, attempts=self._next().attempts + 1,
+                                 started_at=time.time(), stage="reading")
+                self._current = (item.entry_id, FileEstimate())
+            try:
+                self._index(item)
+            except Exception:  # a bug in the queue itself: logged and recorded; the worker serves the others
+                log.exception("ingestion queue: unexpected error around %s", item.name)
+                with self._cond:
+                    self._current = None
+                    self._set(self._items[item.entry_id], "failed", finished_at=time.time(), result=IngestResult(
+                        item.name, "failed", kind="error", reason="unexpected error in the ingestion queue "
+                        "(see the server log)"))
+
+    def _index(self, item: QueueItem) -> None:
+        path = self._files.upload_path(item.entry_id)
+        try:
+            damaged = damage(path, item)
+            result = damaged or self._kb.ingest_file(path, name=item.name, progress=self._progress(item.entry_id))
+        except Interrupted:
+            with self._cond:
+                cancelled, stage = item.entry_id in self._cancel, self._items[item.entry_id].stage
+            if cancelled:
+                self._finish(item, None, note=f"cancelled while {stage or 'reading'}; nothing of it was indexed")
+            else:
+                self._requeue(item)
+            return
+        except Exception as exc:  # a bug, not a bad file (those come back as results): logged and recorded
+            log.exception("indexing %s from the queue failed", item.name)
+            result = IngestResult(item.name, "failed", reason=f"{type(exc).__name__}: {exc}", kind="error")
+        self._finish(item, result)
+
+    def _progress(self, entry_id: str) -> Progress:
+        def report(_name: str, stage: str, done: int, total: int) -> None:
+            with self._cond:
+                if stage != "indexing" and (self._stopping or entry_id in self._cancel):
+                    raise Interrupted(entry_id)
+                current = self._current
+                if current is None or current[0] != entry_id:
+                    return
+                fraction = current[1].update(stage, done, total)
+                self._set(self._items[entry_id], INDEXING, stage=stage, done=done, total=total, fraction=fraction)
+
+        return report
+
+    def _finish(self, item: QueueItem, result: IngestResult | None, note: str = "") -> None:
+        with self._cond:
+            item = self._items.get(item.entry_id, item)
+            if result is not None and item.attempts > 1 and result.status == "duplicate" \
+                    and result.duplicate_of == shown_name(item.name):  # indexed just before a stop: not a duplicate
+                result = dataclasses.replace(result, status="indexed", reason="indexed before the server stopped")
+            self._current = None
+            self._cancel.discard(item.entry_id)
+            state = result.status if result is not None else CANCELLED
+            if result is not None and result.status in ("indexed", "replaced"):
+                self._throughput.add(item.size, result.seconds)
+                self._indexed += 1
+            self._set(item, state, result=result, note=note, finished_at=time.time(), stage="", seconds_left=None)
+            self._prune()
+        self._forget_bytes(item)
+        log.info("ingestion queue: %s %s%s", item.name, state,
+                 f" ({result.reason})" if result is not None and result.reason else "")
+
+    def _forget_bytes(self, item: QueueItem) -> None:
+        try:
+            self._files.remove_upload(item.entry_id)
+        except OSError as exc:  # only costs disk space; the entry is finished either way
+            log.error("ingestion queue: could not remove the saved bytes of %s: %s", item.name, exc)
+
+    def _requeue(self, item: QueueItem) -> None:
+        with self._cond:
+            self._current = None
+            self._set(self._items[item.entry_id], QUEUED, stage="", done=0, total=0, fraction=0.0)
+        log.info("ingestion queue: %s interrupted by the stop; it stays queued", item.name)
+
+    # -- bookkeeping (callers hold self._cond) ------------------------------------------------------------------
+    def _next(self) -> QueueItem | None:
+        return min((i for i in self._items.values() if i.state == QUEUED), key=lambda i: i.seq, default=None)
+
+    def _set(self, item: QueueItem, state: str, **changes) -> QueueItem:
+        """Replace an entry (in memory, and on disk when its state changed) and wake whoever waits."""
+        new = dataclasses.replace(item, state=state, **changes)
+        self._items[item.entry_id] = new
+        if state != item.state or "attempts" in changes:
+            try:
+                self._files.write_manifest(new)
+            except OSError as exc:  # the queue goes on in memory; a restart finds the previous state (re-done)
+                log.error("ingestion queue: could not save the state of %s (%s): %s", item.name, state, exc)
+        self._changed()
+        return new
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._cond.notify_all()
+
+    def _resume(self, items: list[QueueItem]) -> None:
+        """Take over what the last run left: pending entries are queued again (or failed after too many tries)."""
+        with self._cond:
+            for item in items:
+                self._items[item.entry_id] = item
+                if item.state == INDEXING and item.attempts >= self._max_attempts:
+                    self._set(item, "failed", finished_at=time.time(), result=IngestResult(
+                        item.name, "failed", kind="error", reason=f"indexing it was interrupted {item.attempts} "
+                        f"times (the server stopped or crashed meanwhile); add it again to retry"))
+                    self._forget_bytes(item)
+                elif item.state == INDEXING:
+                    self._set(item, QUEUED)
+                    log.info("ingestion queue: %s was being indexed when the server stopped; queued again", item.name)
+            self._seq = max((item.seq for item in items), default=0)
+            self._prune()
+
+    def _prune(self) -> None:
+        """Forget finished entries older than keep_finished_s, and the oldest beyond max_finished."""
+        finished = sorted((i for i in self._items.values() if i.finished), key=lambda i: i.finished_at or 0)
+        cutoff = time.time() - self._keep_finished_s
+        excess = len(finished) - self._max_finished
+        for n, item in enumerate(finished):
+            if n < excess or (item.finished_at or 0) < cutoff:
+                del self._items[item.entry_id]
+                try:
+                    self._files.remove(item.entry_id)
+                except OSError as exc:  # listed again after a restart, then pruned; nothing else depends on it
+                    log.error("ingestion queue: could not remove the finished entry %s: %s", item.name, exc)

@@ -1,0 +1,180 @@
+"""The BM25 index of one vector store: saved under a directory, kept in step with the store's generation.
+
+Saved copies live in version folders ("g<generation>-<random>"); a CURRENT file names the live one and is replaced
+atomically, so a reader in another process never loads a half-written copy. The copy's manifest records the store
+generation, chunk count and a hash of the sorted chunk ids.
+
+Freshness: `current(store)` costs one generation read when nothing changed. When the generation moved (another
+process wrote), the saved copy is loaded if its manifest matches the store, else the index is brought up to date
+from the store: chunks gone from the store are dropped and only new ones are fetched and tokenised.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+
+from advanced_retrieval.keyword.bm25 import BM25Index, ids_hash
+from advanced_retrieval.keyword.corpus import BM25IndexError, BM25Params
+from advanced_retrieval.keyword.files import read_manifest
+
+log = logging.getLogger(__name__)
+
+_CURRENT = "CURRENT"
+_KEEP_PREVIOUS = 1  # versions kept besides the live one, for readers still loading it in another process
+
+
+def _always() -> AbstractContextManager[bool]:
+    return nullcontext(True)
+
+
+class KeywordIndex:
+    """BM25 over a store's chunks, persisted in `directory`.
+
+    Args:
+        directory: where saved copies live (created on first save).
+        params: BM25 parameters; a saved copy with other parameters is re-scored on load (no re-tokenising).
+        try_lock: a context manager factory yielding whether the writers' lock was free; a reader that had to
+            catch up with the store saves its result only when it was (a writer would overwrite it anyway).
+    """
+
+    def __init__(self, directory: Path, *, params: BM25Params | None = None,
+                 try_lock: Callable[[], AbstractContextManager[bool]] | None = None):
+        self.directory = Path(directory)
+        self.params = params or BM25Params()
+        self._try_lock = try_lock or _always
+        self._index: BM25Index | None = None
+        self._refresh_lock = threading.Lock()
+
+    def snapshot(self) -> BM25Index | None:
+        """The index in memory now (None before the first use), without looking at the store."""
+        return self._index
+
+    def current(self, store) -> BM25Index:
+        """The index, brought up to date first when the store's generation moved since it was built."""
+        generation = store.generation()
+        index = self._index
+        if index is not None and index.generation == generation:
+            return index
+        with self._refresh_lock:  # one catch-up at a time; the others then find it done
+            index = self._index
+            if index is None or index.generation != generation:
+                index = self._index = self._catch_up(store, generation, index)
+        return index
+
+    def open(self, store) -> list[str]:
+        """Load the saved copy and check it fully against the store (generation, count, ids hash); rebuild what
+        is missing or stale. Returns human messages about what was repaired (none when all was in order)."""
+        generation, store_ids = store.generation(), store.chunk_ids()
+        try:
+            saved = self.load_saved()
+        except BM25IndexError as e:
+            saved = None
+            messages = [f"keyword index: {e}; rebuilding it from the store"] if store_ids else []
+        else:
+            messages = []
+            if saved.generation == generation and saved.ids_hash == ids_hash(store_ids):
+                self._index = saved
+                return messages
+            messages.append(f"keyword index was stale ({saved.count} chunks, store has {len(store_ids)}); "
+                            "bringing it up to date")
+        index = sync(saved or BM25Index(params=self.params), store, generation, store_ids)
+        self.publish(index)
+        return messages
+
+    def publish(self, index: BM25Index) -> None:
+        """Save `index` as the live copy and use it; the caller holds the writers' lock.
+
+        Raises:
+            BM25IndexError: the copy could not be written (say, the disk is full); the live copy is unchanged.
+        """
+        with self._refresh_lock:  # a reader's catch-up finishing later must not put an older index back
+            try:
+                self._save(index, cleanup=True)
+            except OSError as e:  # numpy's "1280 requested and 992 written" alone would not say what failed
+                raise BM25IndexError(f"could not save the keyword index in {self.directory} ({e}); "
+                                     f"is the disk full?") from e
+            self._index = index
+
+    def use(self, index: BM25Index) -> None:
+        """Use `index` in memory without saving it (a failed write going back to the index it started from)."""
+        with self._refresh_lock:
+            self._index = index
+
+    def load_saved(self) -> BM25Index:
+        """The live saved copy. Raises BM25IndexError when there is none or it cannot be read."""
+        try:
+            name = (self.directory / _CURRENT).read_text(encoding="utf-8").strip()
+        except FileNotFoundError as e:
+            raise BM25IndexError(f"no saved BM25 index in {self.directory}") from e
+        except OSError as e:
+            raise BM25IndexError(f"cannot read {self.directory / _CURRENT}: {e}") from e
+        return BM25Index.load(self.directory / name, params=self.params)
+
+    def saved_manifest(self) -> dict | None:
+        """The live saved copy's manifest, or None when there is no readable one."""
+        try:
+            name = (self.directory / _CURRENT).read_text(encoding="utf-8").strip()
+            return read_manifest(self.directory / name)
+        except (OSError, BM25IndexError):
+            return None
+
+    def _catch_up(self, store, generation: int, index: BM25Index | None) -> BM25Index:
+        """The saved copy when it matches the store, else `index` (or the saved copy, or nothing) synced."""
+        manifest = self.saved_manifest()
+        if manifest is not None and (index is None or manifest["generation"] != index.generation):
+            try:
+                saved = self.load_saved()
+            except BM25IndexError as e:  # e.g. a writer removed that copy a moment ago: catch up from the store
+                log.info("saved keyword index unusable (%s); catching up from the store", e)
+            else:
+                if saved.generation == generation and saved.count == store.count():
+                    return saved
+                index = index or saved
+        fresh = sync(index or BM25Index(params=self.params), store, generation)
+        with self._try_lock() as free:
+            if free:
+                self._save(fresh, cleanup=True)
+        return fresh
+
+    def _save(self, index: BM25Index, *, cleanup: bool) -> None:
+        name = f"g{index.generation}-{uuid.uuid4().hex[:8]}"
+        index.save(self.directory / name)
+        current = self.directory / _CURRENT
+        previous = current.read_text(encoding="utf-8").strip() if current.exists() else None
+        tmp = self.directory / f"{_CURRENT}.{uuid.uuid4().hex[:8]}.tmp"
+        tmp.write_text(name, encoding="utf-8")
+        os.replace(tmp, current)
+        if cleanup:
+            self._remove_old({name, previous})
+
+    def _remove_old(self, keep: set[str | None]) -> None:
+        old = [p for p in self.directory.iterdir() if p.is_dir() and p.name not in keep]
+        for path in old:
+            try:
+                shutil.rmtree(path)
+            except OSError as e:  # a copy left behind costs disk space only; the next save tries again
+                log.warning("could not remove old keyword index %s: %s", path, e)
+
+
+def sync(index: BM25Index, store, generation: int, store_ids: list[str] | None = None) -> BM25Index:
+    """`index` made to hold exactly the store's chunks: ids gone from the store dropped, new ones fetched and
+    tokenised. A full rebuild when `index` is empty; `store_ids` saves a second id scan when already read."""
+    wanted = set(store.chunk_ids() if store_ids is None else store_ids)
+    have = set(index.chunk_ids)
+    gone, new = have - wanted, wanted - have
+    if gone:
+        index = index.without_chunks(gone, generation=generation)
+    if new:
+        if len(new) * 2 > len(wanted):  # mostly new: one sequential scan beats fetching by id
+            chunks = [c for c in store.iter_chunks() if c.id in new]
+        else:
+            chunks = store.get_chunks(sorted(new))
+        index = index.with_chunks(chunks, generation=generation)
+    return index.at_generation(generation)

@@ -1,0 +1,194 @@
+"""What every language-model brain shares: one structured plan call, a streamed answer call, one structured
+verify call, and the tolerant reading of their replies.
+
+A brain (GeminiBrain, LocalBrain) supplies `_call(kind, messages, deadline=, schema=, on_token=)`, which sends
+one step's request under the transport policy (agentic_rag.brains.transport.Call) and returns its Result, and `source`,
+the name its analyses and verdicts are credited to. The replies keep one contract for the engine: BrainReply
+values of Plan, Draft and (verdicts, missing); BrainError when a step fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+
+from agentic_rag.brains.prompts import PlanOut, VerifyOut, answer_messages, plan_messages, verify_messages
+from agentic_rag.checks.claims import ClaimDraft
+from agentic_rag.context import render_coverage
+from agentic_rag.language.question_rules import classify, decompose, negation_target
+from agentic_rag.language.text import detect_language
+from agentic_rag.types import (
+    NOT_FOUND_MARK,
+    QUESTION_TYPES,
+    Analysis,
+    BrainReply,
+    ContextBlock,
+    Coverage,
+    Draft,
+    Plan,
+    Verdict,
+)
+
+MAX_SEARCH_QUERIES = 3  # document-worded queries searched beside the sub-questions
+MAX_QUERY_CHARS = 200  # a keyword query, not a paragraph
+THINKING = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+class ModelBrain:
+    """plan / answer / verify over a subclass's `_call`; subclasses are frozen dataclasses with `max_retries`
+    (the engine lowers it to what the call budget has room for)."""
+
+    source = "model"
+
+    def plan(self, question: str, history: Sequence[tuple[str, str]] = (), *, deadline: float) -> BrainReply:
+        """Analysis and sub-questions from one structured call."""
+        r = self._call("plan", plan_messages(question, history), deadline=deadline, schema=PlanOut)
+        plan = _to_plan(r.value, question, bool(history), self.source)
+        return BrainReply(plan, r.calls, r.input_tokens, r.output_tokens)
+
+    def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
+               coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, *,
+               deadline: float, focus: Sequence[str] = ()) -> BrainReply:
+        """The streamed, cited answer; `focus` names what a previous attempt missed. A reply cut short at the
+        output limit is continued once; when it cannot be, the Draft says it is truncated."""
+        table = render_coverage(analysis.key_concepts[0], coverage) if coverage and analysis.key_concepts else ""
+        messages = answer_messages(analysis, sub_questions, blocks, table, focus)
+        shown = _HideThinking(_HideMark(on_token)) if on_token is not None else None
+        r = self._call("answer", messages, deadline=deadline, on_token=shown)
+        if shown is not None:
+            shown.flush()
+        text = THINKING.sub("", r.value, count=1) if r.value.lstrip().lower().startswith("<think") else r.value
+        draft = Draft(text.replace(NOT_FOUND_MARK, "").strip(), refused=NOT_FOUND_MARK in text, truncated=r.truncated)
+        return BrainReply(draft, r.calls, r.input_tokens, r.output_tokens)
+
+    def verify(self, drafts: Sequence[ClaimDraft], blocks: Sequence[ContextBlock], *, question: str,
+               deadline: float) -> BrainReply:
+        """Verdicts per claim and what the answer misses, from one structured call."""
+        r = self._call("verify", verify_messages(question, drafts, blocks), deadline=deadline, schema=VerifyOut)
+        verdicts = tuple(Verdict(c.claim - 1, c.verdict.strip().lower(), _passage_number(c.evidence), self.source)
+                         for c in r.value.claims if 0 < c.claim <= len(drafts))
+        missing = tuple(m.strip() for m in r.value.missing if m.strip())
+        return BrainReply((verdicts, missing), r.calls, r.input_tokens, r.output_tokens)
+
+
+class _HideMark:
+    """Streams text on without NOT_FOUND_MARK, holding back a tail that may be the mark's beginning."""
+
+    def __init__(self, on_token: Callable[[str], None]):
+        self.on_token = on_token
+        self.held = ""
+
+    def __call__(self, piece: str) -> None:
+        text = (self.held + piece).replace(NOT_FOUND_MARK, "")
+        keep = next((k for k in range(min(len(NOT_FOUND_MARK) - 1, len(text)), 0, -1)
+                     if text.endswith(NOT_FOUND_MARK[:k])), 0)
+        self.held = text[len(text) - keep:] if keep else ""
+        if text[:len(text) - keep]:
+            self.on_token(text[:len(text) - keep])
+
+    def flush(self) -> None:
+        if self.held:
+            self.on_token(self.held)
+            self.held = ""
+
+
+class _HideThinking:
+    """Streams text on without a reasoning model's leading <think>...</think> block (some local servers put
+    the thoughts in the content); text that does not start with one passes at once."""
+
+    OPEN, CLOSE = "<think>", "</think>"
+
+    def __init__(self, inner: _HideMark):
+        self.inner = inner
+        self.held = ""
+        self.state = "start"  # start: undecided; thinking: inside the block; through: passing text on
+
+    def __call__(self, piece: str) -> None:
+        if self.state == "through":
+            return self.inner(piece)
+        self.held += piece
+        if self.state == "start":
+            head = self.held.lstrip().lower()
+            if self.OPEN.startswith(head[:len(self.OPEN)]) and len(head) < len(self.OPEN):
+                return None  # may still become "<think>"
+            self.state = "thinking" if head.startswith(self.OPEN) else "through"
+        if self.state == "thinking":
+            end = self.held.lower().find(self.CLOSE)
+            if end < 0:
+                return None
+            self.held, self.state = self.held[end + len(self.CLOSE):].lstrip(), "through"
+        held, self.held = self.held, ""
+        if held:
+            self.inner(held)
+        return None
+
+    def flush(self) -> None:
+        if self.state != "thinking" and self.held:
+            self.inner(self.held)
+        self.held = ""
+        self.inner.flush()
+
+
+def parse_json(text: str) -> dict:
+    """The first JSON object in a reply: in a ```json fence first, else bare or surrounded by prose (which may
+    itself hold braces); a <think> block before it is skipped. Raises ValueError."""
+    text = THINKING.sub("", text)  # a reasoning model's thoughts may hold braces of their own
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    for body in ([fenced.group(1)] if fenced else []) + [text]:
+        found = _first_object(body)
+        if found is not None:
+            return found
+    raise ValueError("no JSON object in the reply")
+
+
+def _passage_number(evidence) -> int:
+    """3 from 3, "3" or "P3" (models write all three); 0 for none."""
+    digits = re.sub(r"\D", "", str(evidence))
+    return int(digits) if digits else 0
+
+
+def _first_object(body: str) -> dict | None:
+    """The object decoded from the first "{" that starts one (json.JSONDecoder.raw_decode), or None."""
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"\{", body):
+        try:
+            value, _ = decoder.raw_decode(body, m.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _to_plan(out: PlanOut, question: str, has_history: bool, source: str) -> Plan:
+    standalone = " ".join((out.standalone_question or question).split())
+    qtype = out.question_type.strip().lower()
+    follow_up = qtype == "follow-up" or (has_history and standalone.lower() != question.strip().lower())
+    if qtype not in QUESTION_TYPES or qtype == "follow-up":
+        qtype = classify(standalone)
+    concepts = tuple(c.strip() for c in out.key_concepts if c.strip())
+    target = negation_target(standalone)
+    if qtype in ("negation", "exhaustive") and target:
+        concepts = (target, *[c for c in concepts if c.lower() != target.lower()])
+    lang = out.language.strip().lower()[:2]
+    analysis = Analysis(standalone=standalone, intent=out.intent.strip(),
+                        complexity="complex" if out.complexity.strip().lower() == "complex" else "simple",
+                        question_type=qtype, key_concepts=concepts[:8],
+                        language=lang if lang.isalpha() and len(lang) == 2 else detect_language(question),
+                        follow_up=follow_up, source=source)
+    subs = tuple(dict.fromkeys(s.strip() for s in out.sub_questions if s.strip()))[:4] or decompose(analysis)
+    return Plan(analysis, subs, search_queries(out.search_queries, (*subs, standalone)))
+
+
+def search_queries(proposed: Sequence[str], asked: Sequence[str]) -> tuple[str, ...]:
+    """The plan's document-worded queries, cleaned: whitespace collapsed, cut to MAX_QUERY_CHARS, empty ones,
+    repeats and copies of a sub-question (case ignored) left out, at most MAX_SEARCH_QUERIES."""
+    seen = {" ".join(a.split()).casefold() for a in asked}
+    out: list[str] = []
+    for query in proposed:
+        text = " ".join(query.split())[:MAX_QUERY_CHARS].strip()
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            out.append(text)
+    return tuple(out[:MAX_SEARCH_QUERIES])

@@ -1,0 +1,125 @@
+"""The offline brain: rule-based planning, extractive answers that quote the documents, checks without a model.
+
+It quotes; it does not generate. A sub-question is answered only when a window of a passage passes the
+relevance gate (see agentic_rag.language.quotes); otherwise it says NOT_FOUND instead of guessing. Its verifier asks
+two things of every quote: is it really in the cited passage, and does it address what was asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from agentic_rag.checks.claims import FOUND_PREFIX, ClaimDraft
+from agentic_rag.checks.verdicts import offline_verdict
+from agentic_rag.language.concepts import forms_of
+from agentic_rag.language.meaning import remembering
+from agentic_rag.language.question_rules import classify, plan_question
+from agentic_rag.language.quotes import Gate, Passages, find_quotes
+from agentic_rag.language.text import sentences
+from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, Analysis, BrainReply, ContextBlock, Coverage, Draft
+from vector_db import Embedder
+
+HEADER = f"{OFFLINE_LABEL} — quoted from the documents, not generated."
+QUOTE_LIMITS = {"list": 3, "summary": 3, "comparison": 2}  # quotes per sub-question; others: DEFAULT_QUOTES
+DEFAULT_QUOTES = 2
+
+
+@dataclass(frozen=True)
+class OfflineBrain:
+    """No model, no network: rules, quotes and word matching. `embedder` (optional) sharpens the choice of quotes
+    and the verdicts; it is kept with a memory of what it embedded (language.meaning.CachedEmbedder). `gate` is
+    the relevance a quote needs (see agentic_rag.language.quotes.Gate)."""
+
+    embedder: Embedder | None = None
+    gate: Gate = Gate()
+    mode: ClassVar[str] = "offline"
+
+    def __post_init__(self):
+        object.__setattr__(self, "embedder", remembering(self.embedder))
+
+    def plan(self, question: str, history: Sequence[tuple[str, str]] = (), **_) -> BrainReply:
+        """Analysis and sub-questions from rules (see agentic_rag.language.question_rules)."""
+        return BrainReply(plan_question(question, history))
+
+    def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
+               coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, **_) -> BrainReply:
+        """Quote the best sentences or rows per sub-question, each with its citation; NOT_FOUND where nothing fits."""
+        if analysis.checks_every_document:
+            draft = _coverage_answer(analysis, coverage, blocks)
+        else:
+            draft = self._extract(analysis, sub_questions, blocks)
+        if on_token is not None:
+            for line in draft.text.splitlines(keepends=True):
+                on_token(line)
+        return BrainReply(draft)
+
+    def verify(self, drafts: Sequence[ClaimDraft], blocks: Sequence[ContextBlock], question: str = "",
+               **_) -> BrainReply:
+        """Per claim: in the cited passage (verbatim or by words and numbers), and addressing the question or the
+        sub-question that found its passage (see checks.verdicts.offline_verdict)."""
+        by_n = {b.n: b for b in blocks}
+        # What "addresses" a request for a summary is not a matter of its words: only grounding is checked.
+        summary = bool(question) and classify(question) == "summary"
+        verdicts = tuple(offline_verdict(i, d, by_n, () if summary else _targets(question, d, by_n),
+                                         self.embedder) for i, d in enumerate(drafts))
+        return BrainReply((verdicts, ()))
+
+    def _extract(self, analysis: Analysis, subs: Sequence[str], blocks: Sequence[ContextBlock]) -> Draft:
+        passages = Passages.of(blocks)
+        qtype = analysis.question_type
+        sections, unanswered = [], []
+        for sub in subs:
+            # A retry round searches a missing sub-question again under the same text, so its hits count too.
+            own = [b for b in blocks if sub in b.queries] or (list(blocks) if len(subs) == 1 else [])
+            quotes = find_quotes(sub, qtype, own, self.embedder, gate=self.gate, passages=passages,
+                                 limit=QUOTE_LIMITS.get(qtype, DEFAULT_QUOTES))
+            if not quotes:
+                unanswered.append(sub)
+            body = "\n".join(f'"{q}" [P{n}]' for n, q in quotes) or NOT_FOUND
+            sections.append(f"**{sub.rstrip('?')}**\n{body}" if len(subs) > 1 else body)
+        if len(unanswered) == len(subs):
+            sections = [NOT_FOUND + _closest(blocks)]
+        return Draft(HEADER + "\n\n" + "\n\n".join(sections), tuple(unanswered))
+
+
+def _targets(question: str, draft: ClaimDraft, by_n: dict[int, ContextBlock]) -> tuple[str, ...]:
+    """What a claim may be answering: the question, or a sub-question that retrieved its passage."""
+    found = [q for n in draft.citations if n in by_n for q in by_n[n].queries if not q.startswith('"')]
+    return tuple(dict.fromkeys([question, *found] if question else found))
+
+
+def _coverage_answer(analysis: Analysis, coverage: Sequence[Coverage], blocks: Sequence[ContextBlock]) -> Draft:
+    concept = analysis.key_concepts[0] if analysis.key_concepts else analysis.standalone
+    if not coverage:
+        return Draft(f"{HEADER}\n\n{NOT_FOUND} There are no documents to check.", (concept,))
+    by_chunk = {b.chunk.id: b.n for b in blocks}
+    absent = [c.file_name for c in coverage if not c.mentioned]
+    present = []
+    for c in coverage:
+        if c.mentioned and c.hit is not None:
+            quote = next((s for s in sentences(c.hit.chunk.text) if _says(s, concept)), c.hit.chunk.text)
+            n = by_chunk.get(c.hit.chunk.id)
+            present.append(f'- {c.file_name}: "{_clean(quote)}"' + (f" [P{n}]" if n else ""))
+    no = f"Not mentioned in: {', '.join(absent)}." if absent else "Every document mentions it."
+    yes = "Mentioned in:\n" + "\n".join(present) if present else "No document mentions it."
+    parts = [no, yes] if analysis.question_type == "negation" else [yes, no]
+    head = f'{OFFLINE_LABEL} — checked each of the {len(coverage)} documents for "{concept}".'
+    return Draft(head + "\n\n" + "\n".join(parts))
+
+
+def _says(sentence: str, concept: str) -> bool:
+    wanted = forms_of(concept)
+    return concept.lower() in sentence.lower() or (bool(wanted) and wanted <= forms_of(sentence))
+
+
+def _closest(blocks: Sequence[ContextBlock]) -> str:
+    if not blocks:
+        return f"\n{FOUND_PREFIX}: none were retrieved."
+    places = [f"{b.chunk.file_name} {b.chunk.location.label()}".strip() for b in blocks[:3]]
+    return f"\n{FOUND_PREFIX} (not an answer): " + "; ".join(places) + "."
+
+
+def _clean(sentence: str) -> str:
+    return " ".join(sentence.split()).replace('"', "'")

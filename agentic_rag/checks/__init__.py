@@ -1,0 +1,62 @@
+"""Checking an answer, in one call: its claims, a verdict on each, what it leaves unanswered, and the answer with
+a visible mark after each claim the checks did not support.
+
+    check = check_answer(draft, blocks, question=q, coverage=coverage, judge=model_judge)
+    check.claims     # Claim per statement: the judge's verdict, overruled where it cannot be right
+    check.flagged    # the answer text as the reader sees it, with its marks
+
+`judge(claims, cited_blocks)` is a brain's verification (a model's, or the offline one); it returns
+(verdicts, missing) or None when it could not judge. A claim it skipped gets the offline lexical check instead of
+a silent pass. Whatever the judge says, the checks no model is trusted with (citations of no passage, pages its
+passage is not on, figures its passages neither state nor let one compute, arithmetic) have the last word
+(checks.verdicts.check_claim).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agentic_rag.checks.claims import FOUND_PREFIX, ClaimDraft, flag_answer, is_refusal, split_claims
+from agentic_rag.checks.verdicts import check_claim, claim_fit, lexical_verdict, offline_verdict, quote_body
+from agentic_rag.types import Claim, ContextBlock, Coverage, Draft, Verdict
+
+Judgement = tuple[Sequence[Verdict], Sequence[str]]  # verdicts, parts of the question the answer misses
+Judge = Callable[[Sequence[ClaimDraft], Sequence[ContextBlock]], Judgement | None]
+
+__all__ = ["FOUND_PREFIX", "AnswerCheck", "ClaimDraft", "Judge", "Judgement", "check_answer", "claim_fit",
+           "is_refusal", "offline_verdict", "quote_body", "split_claims"]
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """What the checks found in one answer."""
+
+    drafts: tuple[ClaimDraft, ...]  # the claims as written
+    claims: tuple[Claim, ...]  # one checked verdict per draft, in order
+    missing: tuple[str, ...]  # parts of the question the answer does not cover
+    refused: bool  # the answer as a whole says the documents do not hold the answer
+    flagged: str  # the answer with a mark after each unsupported or partly supported claim
+    judged: bool = False  # the judge gave its verdicts (False: none asked, or it could not judge)
+
+
+def check_answer(draft: Draft, blocks: Sequence[ContextBlock], *, question: str,
+                 coverage: Sequence[Coverage] = (), judge: Judge | None = None) -> AnswerCheck:
+    """Split `draft` into claims, have `judge` rule on them, overrule what cannot be right, flag the answer.
+
+    An answer that claims nothing and is no refusal misses the whole question.
+    """
+    drafts = split_claims(draft.text, refused=draft.refused)
+    by_n = {b.n: b for b in blocks}
+    cited = [b for b in blocks if any(b.n in d.citations for d in drafts)]
+    judgement = judge(drafts, cited) if judge is not None and drafts else None
+    verdicts, missing = judgement if judgement is not None else ((), ())
+    given = {v.index: v for v in verdicts}
+    claims = tuple(check_claim(d, given.get(i) or lexical_verdict(i, d, by_n), by_n, coverage, question)
+                   for i, d in enumerate(drafts))
+    missing = tuple(dict.fromkeys([*missing, *draft.unanswered]))
+    refused = draft.refused or (bool(draft.text.strip()) and is_refusal(draft.text))
+    if not drafts and not draft.unanswered and not refused:
+        missing = missing or (question,)
+    return AnswerCheck(drafts, claims, missing, refused, flag_answer(draft.text, drafts, claims),
+                       judgement is not None)

@@ -1,0 +1,142 @@
+"""Step 3, retrieve: sub-questions searched concurrently, results deduplicated, every document checked when asked.
+
+The retriever is an agentic_rag.seams.Retriever: `retrieve`, `documents` and `document_chunks` (which lets an
+exhaustive check read a whole document).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from advanced_retrieval import Filters, Hit
+from agentic_rag.context import check_document
+from agentic_rag.state import AgentState, Run
+from agentic_rag.steps.run import StepOut, traced
+from agentic_rag.types import Coverage
+
+log = logging.getLogger(__name__)
+
+MAX_WORKERS = 4
+COVERAGE_STRATEGY = "hybrid"
+TOP_IN_TRACE = 3
+
+
+def first_queries(state: AgentState) -> tuple[str, ...]:
+    """The first round's queries: the sub-questions, then the plan's queries in the documents' words (a negation
+    or exhaustive question searches its one concept only: its coverage check reads every document anyway)."""
+    subs = tuple(state["sub_questions"])
+    if state["analysis"].checks_every_document:
+        return subs
+    asked = {s.casefold() for s in subs}
+    return subs + tuple(q for q in state.get("doc_queries", ()) if q.casefold() not in asked)
+
+
+def retrieve(state: AgentState, run: Run) -> dict:
+    """Step 3: sub-questions (or the verifier's feedback) searched concurrently; every document when needed."""
+    loops = state.get("loops", 0)
+    queries = state.get("feedback", ()) if loops else first_queries(state)
+    k = state.get("k", 8) * (2 if loops else 1)  # a retry looks deeper
+    received = {"queries": list(queries), "k": k, "strategy": state.get("strategy", "auto"), "round": loops + 1}
+
+    def body() -> StepOut:
+        if not queries:
+            return StepOut({"new_hits": 0}, "nothing to search for: the round only corrects the answer")
+        rnd = retrieve_round(run.retriever, state, queries, k, check_documents=not loops)
+        return StepOut(rnd.updates, rnd.summary, rnd.details, warnings=rnd.warnings)
+
+    return traced("retrieve", run, received, body)
+
+
+@dataclass(frozen=True)
+class Round:
+    updates: dict
+    summary: str
+    details: dict
+    warnings: tuple[str, ...] = ()
+
+
+def retrieve_round(retriever, state: dict, queries: Sequence[str], k: int, *, check_documents: bool) -> Round:
+    """Search every query (and, for negation/exhaustive questions, every document) and merge with earlier hits."""
+    strategy, filters = state.get("strategy", "auto"), state.get("filters")
+    jobs = [(q, filters, strategy) for q in queries]
+    analysis = state["analysis"]
+    records = _documents(retriever, filters) if check_documents and analysis.checks_every_document else []
+    concept = analysis.key_concepts[0] if analysis.key_concepts else analysis.standalone
+    # Hybrid whatever the user chose: its BM25 half scores every chunk of the document, so a document whose
+    # best hits lack the concept does not contain its words anywhere.
+    jobs += [(concept, _narrow(filters, r.doc_id), COVERAGE_STRATEGY) for r in records]
+    results = _search_all(retriever, jobs, k)
+    warnings = tuple(err for _, _, err in results if err)
+    found = list(zip(queries, (hits for _, hits, _ in results[: len(queries)]), strict=True))
+    coverage = tuple(_cover(retriever, r, concept, hits) for r, (_, hits, _) in zip(records, results[len(queries):],
+                                                                                    strict=True))
+    found += [(f'"{concept}" in {c.file_name}', (c.hit,)) for c in coverage if c.hit is not None]
+    before = {h.chunk.id for _, hits in state.get("sub_hits", ()) for h in hits}
+    added = {h.chunk.id for _, hits in found for h in hits} - before
+    updates = {"sub_hits": tuple(state.get("sub_hits", ())) + tuple((q, tuple(h)) for q, h in found),
+               "new_hits": len(added)}
+    if check_documents and analysis.checks_every_document:
+        updates["coverage"] = coverage
+    summary = f"{len(queries)} quer{'ies' if len(queries) != 1 else 'y'}: {len(before | added)} distinct passages"
+    summary += f" ({len(added)} new)" + (f"; checked {len(records)} documents for \"{concept}\"" if records else "")
+    details = {"queries": [_describe(q, hits, strategy) for q, hits in found[: len(queries)]],
+               "coverage": [{"file": c.file_name, "mentioned": c.mentioned, "checked": c.chunks_checked}
+                            for c in coverage]}
+    return Round(updates, summary, details, warnings)
+
+
+def _search_all(retriever, jobs: Sequence[tuple[str, Filters | None, str]], k: int) -> list:
+    """(query, hits, error) per job, in order; a failing query is reported and the others go on."""
+    def one(job):
+        query, filters, strategy = job
+        try:
+            return query, tuple(retriever.retrieve(query, k=k, strategy=strategy, filters=filters)), ""
+        except Exception as exc:  # a collaborator's failure for one query must not sink the others
+            return query, (), f"Retrieval failed for {query!r}: {type(exc).__name__}: {exc}"
+
+    if not jobs:
+        return []
+    with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(jobs))) as pool:
+        return list(pool.map(one, jobs))
+
+
+def _documents(retriever, filters: Filters | None) -> list:
+    records = list(retriever.documents())
+    if filters is None:
+        return records
+    return [r for r in records if (filters.doc_ids is None or r.doc_id in filters.doc_ids)
+            and (filters.file_types is None or r.file_type in filters.file_types)]
+
+
+def _narrow(filters: Filters | None, doc_id: str) -> Filters:
+    """One document, within the user's file-type filter (the document list is already intersected)."""
+    return Filters(doc_ids=(doc_id,), file_types=filters.file_types if filters else None)
+
+
+def _cover(retriever, record, concept: str, hits: Sequence[Hit]) -> Coverage:
+    """Does the document mention `concept`? Its best hits first; when none does, every one of its chunks is read,
+    so "does NOT mention it (N passages checked)" counts passages really read. `record.chunks` is a count
+    (vector_db.DocumentRecord), or from simpler retrievers the chunks themselves."""
+    listed = record.chunks if isinstance(record.chunks, (list, tuple)) else ()
+    first = check_document(record.doc_id, record.file_name, concept, hits, listed)
+    if first.mentioned or listed:
+        return first
+    try:
+        chunks = retriever.document_chunks(record.doc_id)
+    except Exception as exc:  # the store went away: the count then stays that of the hits actually read
+        log.warning("could not read %s to check it for %r: %s", record.file_name, concept, exc)
+        return first
+    return check_document(record.doc_id, record.file_name, concept, (), chunks)
+
+
+def _describe(query: str, hits: Sequence[Hit], strategy: str) -> dict:
+    return {
+        "query": query, "hits": len(hits), "strategy": hits[0].strategy if hits else strategy,
+        "top": [{"file": h.chunk.file_name, "location": h.chunk.location.label(), "score": round(h.score, 4),
+                 "vector_score": None if h.vector_score is None else round(h.vector_score, 4),
+                 "bm25_score": None if h.bm25_score is None else round(h.bm25_score, 4)}
+                for h in hits[:TOP_IN_TRACE]],
+    }

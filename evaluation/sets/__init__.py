@@ -1,0 +1,142 @@
+"""The bundled question sets and the documents each asks about, ready to run with `cli.py eval NAME`.
+
+    prepared = SETS["heldout"].prepare(scratch)    # -> Prepared(dataset=..., docs=...), or raises SetUnavailable
+
+A set is a JSONL file of this folder (the format: evaluation.dataset) and its documents: files of ../shared/data
+(public documents this repository does not ship: office test files, papers, SEC filings; licences in each
+folder's MANIFEST.tsv), linked into one temporary docs folder; the sample's documents are written by code.
+Without ../shared a set that needs it raises SetUnavailable (nothing to measure on a user's clone).
+
+- papers (20 questions, the four papers in papers/): the offline extractor and the confidence were tuned on it.
+- heldout (37 questions, 12 office files and filings): documents the offline extractor was not tuned on;
+  gold files and pages/slides/sheets checked by reading the parsed chunks (`cli.py parse FILE --json`).
+- sealed (35 questions, 11 other files): written by another engineer and never read by whoever changed the
+  engine; report its aggregates only (it is spent for the confidence work: its aggregates were looked at).
+- sample (14 questions over five generated documents with planted facts): what the app's Evaluate page runs.
+- financebench (FinanceBench's dev set and subset, 71 questions over 32 filings; evaluation.financebench).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SETS_DIR = Path(__file__).resolve().parent
+REPO = SETS_DIR.parents[1]
+SHARED = REPO.parent / "shared" / "data"
+
+
+class SetUnavailable(Exception):
+    """A set's documents are not on this machine (../shared is absent); the message names what is missing."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A set ready to run: its questions and the folder of its documents."""
+
+    dataset: Path
+    docs: Path
+
+
+@dataclass(frozen=True)
+class LinkedSet:
+    """Questions about files of ../shared/data (`documents`: file name -> its folder under the shared data)."""
+
+    dataset: str
+    documents: Mapping[str, str] = field(default_factory=dict)
+    about: str = ""
+
+    def paths(self, shared: Path | None = None) -> list[Path]:
+        """The set's documents under `shared` (default SHARED), in a stable order."""
+        shared = shared or SHARED
+        return [shared / folder / name for name, folder in self.documents.items()]
+
+    def prepare(self, scratch: Path, *, shared: Path | None = None, quick: bool = False) -> Prepared:
+        """Link every document into scratch/docs (one flat folder for the eval to index).
+
+        Raises:
+            SetUnavailable: a document is missing under `shared`.
+        """
+        missing = [p for p in self.paths(shared) if not p.is_file()]
+        if missing:
+            raise SetUnavailable(f"{len(missing)} document(s) of {self.dataset} not found under {shared or SHARED} "
+                                 f"(e.g. {missing[0]})")
+        docs = Path(scratch) / "docs"
+        docs.mkdir(parents=True, exist_ok=True)
+        for path in self.paths(shared):
+            link = docs / path.name
+            if not link.exists():
+                link.symlink_to(path)
+        return Prepared(SETS_DIR / self.dataset, docs)
+
+
+@dataclass(frozen=True)
+class SampleSet:
+    """The sample: its documents are written by code (evaluation.sample), so it runs anywhere."""
+
+    dataset: str = "sample.jsonl"
+    about: str = "14 questions over five generated documents"
+
+    def prepare(self, scratch: Path, *, shared: Path | None = None, quick: bool = False) -> Prepared:
+        from evaluation.sample import make_sample_corpus
+
+        docs = Path(scratch) / "docs"
+        make_sample_corpus(docs)
+        return Prepared(SETS_DIR / self.dataset, docs)
+
+
+@dataclass(frozen=True)
+class FinanceBenchSet:
+    """FinanceBench converted to our format (never committed: CC BY-NC 4.0); `quick` keeps the short filings."""
+
+    about: str = "FinanceBench dev set and subset, one library"
+
+    def prepare(self, scratch: Path, *, shared: Path | None = None, quick: bool = False) -> Prepared:
+        from evaluation.financebench import prepare
+
+        return prepare(Path(scratch), (shared or SHARED) / "bench", quick=quick)
+
+
+PAPERS = {name: "papers" for name in ("adam_1412.6980.pdf", "attention_is_all_you_need.pdf",
+                                      "bert_1810.04805.pdf", "resnet_1512.03385.pdf")}
+HELDOUT = {
+    "IllustrativeCases.docx": "office/docx",
+    "2411-Performance_Up.pptx": "office/pptx",
+    "60810.pptx": "office/pptx",
+    "au.asn.aes.www_conferences_2011_presentations_Fri_20Room4Level4_20930_20Maloney.pptx": "office/pptx",
+    "aascu.org_workarea_downloadasset.aspx_id=5864.pptx": "office/pptx",
+    "DataTableCities.xlsx": "office/xlsx",
+    "simple-monthly-budget.xlsx": "office/xlsx",
+    "AverageTaxRates.xlsx": "office/xlsx",
+    "ULTABEAUTY_2023Q4_EARNINGS.pdf": "bench/financebench_subset/pdfs",
+    "AMCOR_2023Q4_EARNINGS.pdf": "bench/financebench_subset/pdfs",
+    "JOHNSON_JOHNSON_2023_8K_dated-2023-08-30.pdf": "bench/financebench_subset/pdfs",
+    "3M_2022_10K.pdf": "bench/financebench_dev/pdfs",
+}
+SEALED = {
+    "61787.docx": "office/docx",
+    "delins.docx": "office/docx",
+    "45545_Comment.pptx": "office/pptx",
+    "bar-chart.pptx": "office/pptx",
+    "WithChartSheet.xlsx": "office/xlsx",
+    "CVLKRA-KYC_Download_File_Structure_V3.1.xlsx": "office/xlsx",
+    "tracemonkey.pdf": "pdf_hard",
+    "freeculture.pdf": "pdf_hard",
+    "GeoBase_NHNC1_Data_Model_UML_EN.pdf": "pdf_hard",
+    "NIKE_2023_10K.pdf": "bench/financebench_dev/pdfs",
+    "GENERALMILLS_2020_10K.pdf": "bench/financebench_dev/pdfs",
+}
+SETS = {
+    "papers": LinkedSet("papers.jsonl", PAPERS, "20 questions on four papers (tuned on)"),
+    "heldout": LinkedSet("heldout.jsonl", HELDOUT, "37 questions on 12 office files and filings"),
+    "sealed": LinkedSet("sealed.jsonl", SEALED, "35 questions nobody tuning the engine read (aggregates only)"),
+    "sample": SampleSet(),
+    "financebench": FinanceBenchSet(),
+}
+
+
+def scratch_dir(name: str) -> tempfile.TemporaryDirectory:
+    """A temporary folder for one run of set `name` (its linked documents and, unless given, its index)."""
+    return tempfile.TemporaryDirectory(prefix=f"{name}-")
