@@ -289,36 +289,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
                             min_hit5=args.min_hit5, min_mrr=args.min_mrr, min_accuracy=args.min_accuracy, k=args.k)
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    """Confidence on model-written answers: realistic replies replayed through the real Gemini client against a
-    local stub, over libraries an eval already built (evaluation.replay)."""
-    from evaluation import SETS, SetUnavailable, load_dataset
-    from evaluation.replay import replay
-    from evaluation.sets import scratch_dir
-
-    if len(args.data_dirs) != len(args.datasets):
-        print("give one --data-dir per dataset, in order", file=sys.stderr)
-        return 2
-    runs = []
-    with scratch_dir("replay") as scratch:
-        for data_dir, dataset in zip(args.data_dirs, args.datasets, strict=True):
-            try:
-                path = (SETS[dataset].prepare(Path(scratch) / dataset).dataset if dataset in SETS and
-                        not Path(dataset).is_file() else Path(dataset))
-            except SetUnavailable as e:
-                print(f"{e}: skipped", file=sys.stderr)
-                continue
-            if not (Path(data_dir) / "chroma").exists():
-                print(f"{data_dir} has no library: run the eval first (cli.py --data-dir {data_dir} eval "
-                      f"{dataset}); skipped", file=sys.stderr)
-                continue
-            config = wiring.replace_data_dir(args.config, Path(data_dir))
-            embedder = wiring.make_embedder(config)
-            runs.append((_open_kb(argparse.Namespace(config=config), embedder), embedder, load_dataset(path)))
-        print(json.dumps(replay(runs)))
-    return 0
-
-
 def _label(location: dict) -> str:
     from document_processor import Location
 
@@ -388,12 +358,6 @@ def _eval_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name}", type=float, metavar="X", help="exit 1 when below X (for CI)")
 
 
-def _replay_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("datasets", nargs="+", metavar="DATASET.jsonl|SET", help="one per --data-dir, in order")
-    parser.add_argument("--data-dir", action="append", dest="data_dirs", required=True, metavar="DIR",
-                        help="a library the eval built for the dataset (repeatable)")
-
-
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -413,7 +377,6 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], Callable[[argpars
     "delete": (cmd_delete, _delete_arguments, "remove one document from both indexes"),
     "ask": (cmd_ask, _ask_arguments, "answer a question with citations (Gemini with GOOGLE_API_KEY, else offline)"),
     "eval": (cmd_eval, _eval_arguments, "measure retrieval and answer quality on a golden-question dataset"),
-    "replay": (cmd_replay, _replay_arguments, "confidence on realistic model-written answers (a local Gemini stub)"),
     "clear": (cmd_clear, _clear_arguments, "remove every document"),
     "rebuild": (cmd_rebuild, _rebuild_arguments, "index the kept originals again after the store lost its data"),
 }

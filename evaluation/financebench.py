@@ -87,24 +87,22 @@ def _linked_pdfs(sources: list[Path], folder: Path) -> Path:
     return folder
 
 
-def prepare(scratch: Path, bench: Path = BENCH, *, quick: bool = False):
-    """The converted questions and a folder of links to the PDFs of both sets, under `scratch`.
+def prepare(scratch: Path, bench: Path = BENCH, *, quick: bool = False) -> tuple[Path, Path]:
+    """(the converted questions, a folder of links to the PDFs of both sets), written under `scratch`.
 
     Raises:
-        SetUnavailable: a FinanceBench set folder is missing under `bench`.
+        FileNotFoundError: a FinanceBench set folder is missing under `bench`.
     """
-    from evaluation.sets import Prepared, SetUnavailable
-
     sources = [bench / "financebench_dev", bench / "financebench_subset"]
     missing = [s for s in sources if not (s / "questions.jsonl").is_file()]
     if missing:
-        raise SetUnavailable(f"no FinanceBench set at {', '.join(map(str, missing))}")
+        raise FileNotFoundError(f"no FinanceBench set at {', '.join(map(str, missing))}")
     out = scratch / "financebench.jsonl"
     convert(sources, out)
     docs = _linked_pdfs(sources, scratch / "pdfs")
     if quick:
         out, docs = _quick_subset(out, docs, scratch)
-    return Prepared(out, docs)
+    return out, docs
 
 
 def _page_count(pdf: Path) -> int:

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluation.financebench import prepare
+
 SETS_DIR = Path(__file__).resolve().parent
 REPO = SETS_DIR.parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -94,9 +96,11 @@ class FinanceBenchSet:
     about: str = "FinanceBench dev set and subset, one library"
 
     def prepare(self, scratch: Path, *, shared: Path | None = None, quick: bool = False) -> Prepared:
-        from evaluation.financebench import prepare
-
-        return prepare(Path(scratch), (shared or SHARED) / "bench", quick=quick)
+        try:
+            dataset, docs = prepare(Path(scratch), (shared or SHARED) / "bench", quick=quick)
+        except FileNotFoundError as e:
+            raise SetUnavailable(str(e)) from e
+        return Prepared(dataset, docs)
 
 
 PAPERS = {name: "papers" for name in ("adam_1412.6980.pdf", "attention_is_all_you_need.pdf",

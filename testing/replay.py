@@ -1,6 +1,9 @@
 """Confidence on model-written answers: realistic Gemini replies replayed through the real client, right and wrong.
 
-    .venv/bin/python cli.py replay --data-dir /tmp/papers papers [--data-dir /tmp/heldout heldout]
+    .venv/bin/python -m testing.replay --data-dir /tmp/papers papers [--data-dir /tmp/heldout heldout]
+
+It lives with the stub servers it drives (the tests run it too); it reads the bundled sets through `evaluation`
+and opens the libraries an eval built (`cli.py --data-dir DIR eval SET`) through `wiring`.
 
 No model can be called here, so the measurement replays the kinds of answer a real model gives, through the real
 ChatGoogleGenerativeAI client and a local Gemini stub (testing/gemini_stub.py) on 127.0.0.1, over an index the
@@ -19,9 +22,12 @@ model. Prints the reliability table and AUROC per kind of reply and overall, and
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from agentic_rag import build_agent, make_gemini_brain
 from evaluation.metrics import alternative_in, auroc
@@ -154,3 +160,40 @@ def replay(runs: Sequence[tuple]) -> dict:
     summary = report(rows)
     return {"replay": summary, "kinds": {k: sum(r["kind"] == k for r in rows)
                                          for k in (*KINDS_ANSWERABLE, *KINDS_UNANSWERABLE)}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Open each library an eval built, replay every kind of reply over its set, print the report and a JSON line."""
+    import wiring
+    from evaluation import SETS, SetUnavailable, load_dataset
+    from evaluation.sets import scratch_dir
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", action="append", type=Path, required=True, dest="data_dirs",
+                        help="a library the eval built (repeatable, one per dataset)")
+    parser.add_argument("datasets", nargs="+", help="the JSONL file or bundled set of each --data-dir, in order")
+    args = parser.parse_args(argv)
+    if len(args.data_dirs) != len(args.datasets):
+        parser.error("give one dataset per --data-dir")
+    runs = []
+    with scratch_dir("replay") as scratch:
+        for data_dir, dataset in zip(args.data_dirs, args.datasets, strict=True):
+            try:
+                path = (SETS[dataset].prepare(Path(scratch) / dataset).dataset
+                        if dataset in SETS and not Path(dataset).is_file() else Path(dataset))
+            except SetUnavailable as e:
+                print(f"{e}: skipped", file=sys.stderr)
+                continue
+            if not (data_dir / "chroma").exists():
+                print(f"{data_dir} has no library: run the eval first (cli.py --data-dir {data_dir} eval {dataset});"
+                      " skipped", file=sys.stderr)
+                continue
+            config = wiring.Config.from_env(data_dir=data_dir)
+            embedder = wiring.make_embedder(config)
+            runs.append((wiring.open_library(config, embedder=embedder), embedder, load_dataset(path)))
+        print(json.dumps(replay(runs)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
