@@ -9,10 +9,10 @@ from __future__ import annotations
 import io
 
 import pytest
-from conftest import REPO
 from streamlit.testing.v1 import AppTest
 
 from testing.gemini_stub import GeminiStub, StubReply, docagent_responder
+from tests.helpers.paths import REPO
 from wiring import DEFAULT_GEMINI_MODEL, FALLBACK_GEMINI_MODELS
 
 TIMEOUT = 90  # the first run in a process imports chromadb and langgraph
@@ -335,7 +335,7 @@ def originals(monkeypatch):
 
 
 def test_pdf_source_is_the_page_image_with_the_passage_highlighted(app, originals, tmp_path):
-    from test_source_viewer import write_pdf
+    from tests.helpers.documents import write_pdf
 
     pdf = tmp_path / "report.pdf"
     write_pdf(pdf, [["Cover page of the report."], ["Results", "The Zephyr project reduced energy use by 37 percent."]])
@@ -437,8 +437,6 @@ def test_a_library_owned_by_another_program_opens_read_only_with_the_reason(tmp_
         holder.wait(timeout=30)
 
 
-# ---------------------------------------------------------------- the Gemini models a key can use
-
 def test_the_model_box_lists_the_models_the_key_can_use(tmp_path, monkeypatch, stub):
     at = gemini_app(tmp_path, monkeypatch, stub, SECRET)
     box = at.selectbox(key="model")
@@ -460,8 +458,6 @@ def test_the_model_box_falls_back_to_the_built_in_list_with_the_reason(tmp_path,
     assert "HTTP 403" in note and "built-in list" in note
     assert not any(SECRET in t for t in texts(at))
 
-
-# ---------------------------------------------------------------- a local model (OpenAI-compatible server)
 
 LOCAL_ENV = ("DOCAGENT_PROVIDER", "DOCAGENT_LOCAL_BASE_URL", "DOCAGENT_LOCAL_MODEL", "DOCAGENT_LOCAL_API_KEY")
 
@@ -537,7 +533,8 @@ def test_a_local_server_that_is_down_is_named_and_the_answer_is_offline(tmp_path
 
 def test_a_library_that_lost_its_data_offers_the_rebuild_and_does_it(tmp_path, monkeypatch):
     """A lost store is an error with a Rebuild button, never an emptied library; the button reopens the library
-    with rebuild=True (which indexes the kept originals again: tests/test_store_damage.py)."""
+    with rebuild=True (which indexes the kept originals again: tests/advanced_retrieval/library/test_restore.py).
+    """
     import wiring
     from advanced_retrieval import IngestResult
     from vector_db import LibraryDamaged
@@ -605,8 +602,6 @@ def test_the_chat_answers_while_a_file_is_indexing_and_says_which_one(app, monke
     fresh = next(b for b in fresh.sidebar.button if b.label.startswith("How much did Zephyr")).click().run()
     assert "orbit.txt was still being indexed" in " ".join(plain(c.value) for c in fresh.chat_message[1].caption)
 
-
-# ---- saved chats ---------------------------------------------------------------------------------------------
 
 def test_a_chat_is_saved_and_comes_back_in_a_new_session_with_its_answer(app, tmp_path):
     at = ask(upload(app, ("zephyr.txt", ZEPHYR)), "Who supplied the heat pumps?")

@@ -11,8 +11,7 @@ import docx
 import pytest
 
 import cli
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO
 
 
 @pytest.fixture
@@ -153,8 +152,8 @@ def test_ask_prints_the_checked_answer_when_it_differs_from_what_streamed(monkey
 
 
 def test_rebuild_on_a_whole_library_changes_nothing_and_says_so(monkeypatch, capsys, tmp_path):
-    """`rebuild` indexes only kept originals the library lacks (tests/test_store_damage.py runs it on lost and
-    unreadable stores in fresh processes); on a whole library it writes nothing."""
+    """`rebuild` indexes only kept originals the library lacks (tests/advanced_retrieval/library/test_restore.py runs
+    it on lost and unreadable stores in fresh processes); on a whole library it writes nothing."""
     monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")  # wiring's seam for the embedder
     (tmp_path / "a.txt").write_text("Lanterns light the harbour.")
     assert cli.main(["--data-dir", str(tmp_path / "data"), "ingest", str(tmp_path / "a.txt")]) == 0

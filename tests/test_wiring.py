@@ -1,10 +1,16 @@
-"""wiring: the one reading of the environment (Config), the model choice, the embedder and library it builds."""
+"""wiring: the one reading of the environment (Config), the model choice (which brain the environment names), the
+embedder and library it builds."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 import wiring
+from agentic_rag import LOCAL_BUDGETS, LocalBrain
+from testing.openai_stub import OpenAIStub
+from tests.helpers.local_model import KEY, MODEL, MODEL_MODE, QUESTION
 from ui.runtime import Settings
 
 
@@ -58,3 +64,44 @@ def test_a_gemini_model_config_carries_the_stub_address():
     assert model.gemini_key == "k" and "gemini_key" not in repr(model)
     with pytest.raises(ValueError, match="GOOGLE_API_KEY"):
         wiring.model_config(wiring.Config.from_env({}), provider="gemini")
+
+
+@pytest.fixture
+def stub():
+    with OpenAIStub() as server:
+        yield server
+
+
+def test_wiring_answers_with_the_local_model_the_environment_names(stub, corpus, fake_embedder):
+    env = {"DOCAGENT_PROVIDER": "local", "DOCAGENT_LOCAL_BASE_URL": stub.base_url, "DOCAGENT_LOCAL_MODEL": MODEL,
+           "DOCAGENT_LOCAL_API_KEY": KEY}
+    agent = wiring.make_agent(_Library(corpus), fake_embedder, wiring.Config.from_env(env))
+    assert isinstance(agent.brain, LocalBrain) and agent.budgets == LOCAL_BUDGETS
+    assert agent.brain.label() == f"Local · {MODEL} @ {stub.base_url.split('/')[2]}"
+    result = agent.ask(QUESTION)
+    assert result.mode == MODEL_MODE and result.warnings == () and {r.api_key for r in stub.requests} == {KEY}
+    offline = wiring.make_agent(_Library(corpus), fake_embedder, wiring.Config.from_env(env), provider="offline")
+    assert offline.mode == "offline"
+
+
+@pytest.mark.parametrize("env, provider", [({}, "offline"), ({"DOCAGENT_PROVIDER": "Offline"}, "offline"),
+                                           ({"DOCAGENT_PROVIDER": "gemini"}, "gemini")])
+def test_the_provider_defaults_to_gemini_with_a_key(env, provider):
+    keyed = wiring.Config.from_env({**env, "GOOGLE_API_KEY": "k"})
+    assert wiring.model_config(keyed).provider == ("gemini" if not env else provider)
+    assert wiring.model_config(wiring.Config.from_env({})).provider == "offline"
+
+
+@pytest.mark.parametrize("env, words", [({"DOCAGENT_PROVIDER": "ollama"}, "allowed: gemini, local, offline"),
+                                        ({"DOCAGENT_PROVIDER": "local"}, "DOCAGENT_LOCAL_MODEL"),
+                                        ({"DOCAGENT_PROVIDER": "gemini"}, "GOOGLE_API_KEY")])
+def test_bad_provider_configuration_names_what_is_allowed(env, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        wiring.model_config(wiring.Config.from_env(env))
+
+
+class _Library:
+    """What make_agent needs of a knowledge base: its retriever."""
+
+    def __init__(self, retriever):
+        self.retriever = retriever

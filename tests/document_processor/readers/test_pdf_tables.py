@@ -1,0 +1,149 @@
+"""Tables on PDF pages (document_processor/pdf_tables.py): found, indexed with their headers, still highlighted.
+
+The PDFs are written here: Helvetica text placed at exact positions, figures right-aligned as in a filing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from document_processor import parse_bytes
+from document_processor.readers import pdf as read_pdf
+from document_processor.readers.pdf_tables import looks_tabular
+from tests.helpers.documents import make_pdf as pdf_of_streams
+from ui import source_viewer as sv
+
+_WIDTH = {**dict.fromkeys("0123456789$", 0.556), ",": 0.278, ".": 0.278, "(": 0.333, ")": 0.333}
+TITLE = "CONSOLIDATED STATEMENTS OF OPERATIONS"
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def placed(items: list[tuple[float, float, str]], size: int = 10) -> str:
+    """A content stream drawing each (x, y, text); a negative x right-aligns a figure at -x."""
+    ops = []
+    for x, y, text in items:
+        if x < 0:
+            x = -x - size * sum(_WIDTH.get(ch, 0.5) for ch in text)
+        ops.append(f"BT /F1 {size} Tf {x:.2f} {y:.2f} Td ({_escape(text)}) Tj ET")
+    return "\n".join(ops)
+
+
+def make_pdf(streams: list[str]) -> bytes:
+    """One page per content stream, Helvetica as /F1 (tests/helpers/documents.py's builder, raw streams)."""
+    return pdf_of_streams([stream.encode("latin-1") for stream in streams])
+
+
+def statement_rows(count: int, start: int = 0) -> list[tuple[str, str, str]]:
+    rows = [(f"Line item number {k} for products and services", f"{1000 + 7 * k:,}", f"({900 + 5 * k:,})")
+            for k in range(start, start + count)]
+    if start == 0:
+        rows[3] = ("Adjusted EBITDA", "2,117", "2,018")
+    return rows
+
+
+def statement_page(rows, *, title: bool = True, header: bool = True, prose: str = "") -> str:
+    items, y = [], 750.0
+    if prose:
+        items.append((50, y, prose))
+        y -= 30
+    if title:
+        items += [(50, y, "ACME CORPORATION"), (50, y - 14, TITLE), (50, y - 28, "(In millions, except per share data)")]
+        y -= 56
+    if header:
+        items += [(-400, y, "2023"), (-480, y, "2022")]
+        y -= 20
+    for label, first, second in rows:
+        items += [(50, y, label), (-400, y, first), (-480, y, second)]
+        y -= 14
+    items.append((300, 40, "47"))
+    return placed(items)
+
+
+def prose_page(paragraphs: int = 3) -> str:
+    words = ("revenue", "grew", "in", "every", "region", "as", "customers", "adopted", "the", "platform")
+    lines = [" ".join(words[(k + j) % len(words)] for j in range(12)) for k in range(paragraphs * 8)]
+    return placed([(50, 750 - 14 * k, line) for k, line in enumerate(lines)])
+
+
+def table_chunks(doc):
+    return [c for c in doc.chunks if c.text.startswith("| ")]
+
+
+def test_long_statement_repeats_title_header_and_units_in_every_chunk():
+    pdf = make_pdf([statement_page(statement_rows(45), prose="The results of operations were as follows:")])
+    doc = parse_bytes(pdf, "acme.pdf", isolate=False)
+    chunks = table_chunks(doc)
+    assert len(chunks) >= 2
+    for chunk in chunks:
+        header = chunk.text.splitlines()[0]
+        assert "2023" in header and "2022" in header and "In millions" in header
+        assert chunk.heading_path[-1] == TITLE and TITLE in chunk.index_text
+        assert chunk.location.page == 1
+    rows = [line for c in chunks for line in c.text.splitlines()[2:]]
+    assert "| Adjusted EBITDA | 2,117 | 2,018 |" in rows
+    assert "| Line item number 40 for products and services | 1,280 | (1,100) |" in rows
+    assert len(rows) == 45
+    assert any("results of operations were as follows" in c.text for c in doc.chunks if c not in chunks)
+
+
+def test_table_free_pdf_reads_exactly_as_without_the_table_pass(monkeypatch):
+    pdf = make_pdf([prose_page(), prose_page(5), placed([(50, 700, "Figure 3 shows 12 results from 2021.")])])
+    with_pass = parse_bytes(pdf, "prose.pdf", isolate=False)
+    monkeypatch.setattr(read_pdf, "looks_tabular", lambda text: False)
+    without = parse_bytes(pdf, "prose.pdf", isolate=False)
+    assert [c.id for c in with_pass.chunks] == [c.id for c in without.chunks]
+    assert not table_chunks(with_pass)
+
+
+def test_statement_continued_on_the_next_page_keeps_its_header_and_title():
+    first = statement_page(statement_rows(20))
+    second = statement_page(statement_rows(12, start=20), title=False, header=False)
+    doc = parse_bytes(make_pdf([first, second]), "acme.pdf", isolate=False)
+    continued = [c for c in table_chunks(doc) if c.location.page == 2]
+    assert continued
+    for chunk in continued:
+        assert chunk.text.splitlines()[0] == "| (In millions, except per share data) | 2023 | 2022 |"
+        assert chunk.heading_path[-1] == TITLE
+    assert "| Line item number 25 for products and services | 1,175 | (1,025) |" in continued[0].text
+
+
+def test_a_page_whose_layout_fails_keeps_its_text_and_the_file_is_read(monkeypatch):
+    def broken(textpage):
+        raise ValueError("bad box")
+
+    monkeypatch.setattr(read_pdf, "find_tables", broken)
+    pdf = make_pdf([statement_page(statement_rows(8)), prose_page()])
+    doc = parse_bytes(pdf, "acme.pdf", isolate=False)
+    assert any("Adjusted EBITDA 2,117 2,018" in c.text for c in doc.chunks)
+    assert any("p. 1: tables read as plain text (ValueError: bad box)" in w for w in doc.warnings)
+
+
+def test_malformed_content_streams_do_not_fail_the_file():
+    garbage = "BT /F1 10 Tf 50 700 Td (unclosed Tj ET q 1 0 0 cm Q Q Q BT /F9 Tf ) Tj"
+    pdf = make_pdf([garbage, statement_page(statement_rows(6)), "\x00\xff" * 40])
+    doc = parse_bytes(pdf, "odd.pdf", isolate=False)
+    assert any("| Adjusted EBITDA | 2,117 | 2,018 |" in c.text for c in table_chunks(doc))
+
+
+def test_table_chunks_are_highlighted_on_the_page_image(tmp_path: Path):
+    path = tmp_path / "acme.pdf"
+    path.write_bytes(make_pdf([statement_page(statement_rows(30))]))
+    doc = parse_bytes(path.read_bytes(), path.name, isolate=False)
+    for chunk in table_chunks(doc):
+        rows = "\n".join(chunk.text.splitlines()[2:])
+        image = sv.render_pdf_page(path, 1, chunk.text, width=300)
+        assert image.highlighted_chars >= 0.9 * len(sv._normalise(rows)[0])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Net sales $ 34,229 $ 35,355\nCost of sales 19,232 18,795\nOperating income 6,539 7,369", True),
+    ("In NIPS, pages 5998-6008, 2017.\nVaswani et al. 2017\nSee Table 2 and Figure 3", False),
+    ("Page 12\n\n13\nIntroduction 2021 2022", False),
+])
+def test_only_pages_with_rows_of_figures_pay_for_the_layout_pass(text, expected):
+    assert looks_tabular(text) is expected

@@ -1,0 +1,2 @@
+"""Plain helpers several test files import (fixtures live in the conftest.py files; what tests and benches share
+lives in the `testing` package)."""

@@ -1,0 +1,44 @@
+"""vector_db.vector_index: a damaged vector index rebuilt from the stored chunks, an interrupted rebuild finished or
+discarded."""
+
+from __future__ import annotations
+
+import pytest
+
+from testing import damage  # the cases and the fresh-process steps, shared with bench/damage.py
+from tests.helpers.damaged_library import assert_whole, damaged
+from tests.helpers.vector_docs import words_doc
+from vector_db import VectorStore, make_client
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["hnsw dir deleted", "hnsw level0 truncated"])
+def test_a_damaged_vector_index_is_detected_at_open_and_rebuilt_from_the_stored_chunks(base, tmp_path, case):
+    data = damaged(base, tmp_path, case)
+    run = damage.cli_outcome(data, "search", "topic1 w5", "--strategy", "vector")
+    assert run["exit"] == 0 and not run["traceback"], run
+    assert "the vector index was damaged" in run["stderr"] and "rebuilt it" in run["stderr"], run
+    audit = assert_whole(data)  # every chunk reachable by vector search again
+    assert audit["messages"] == []
+
+
+def test_an_interrupted_vector_index_rebuild_is_finished_or_discarded_at_open(tmp_path, fake_embedder):
+    """vector_index.rebuild writes a full copy, deletes the damaged collection, renames the copy; a crash
+    between the last two steps must not leave the library without its chunks (recovery would drop every
+    document as "0 of N chunks stored")."""
+    client = make_client(tmp_path)
+    doc = words_doc("a.pdf", 5, "alpha")
+    VectorStore(client, fake_embedder).add_document(doc)
+    old = client.get_collection("chunks")
+    got = old.get(include=["embeddings", "documents", "metadatas"])
+    copy = client.create_collection("chunks-rebuild", configuration={"hnsw": {"space": "cosine"}},
+                                    metadata=old.metadata, embedding_function=None)
+    copy.add(ids=got["ids"], embeddings=got["embeddings"], documents=got["documents"], metadatas=got["metadatas"])
+    client.create_collection("chunks-rebuild-x", embedding_function=None)  # unrelated names stay
+    client.delete_collection("chunks")  # killed here
+    store = VectorStore(client, fake_embedder)
+    assert store.recover() == ["finished an interrupted rebuild of the vector index"]
+    assert store.count() == 5 and store.query(fake_embedder.embed_query(doc.chunks[2].index_text), 1)[0][0] == doc.chunks[2]
+    client.create_collection("chunks-rebuild", embedding_function=None)  # killed while still copying
+    assert VectorStore(client, fake_embedder).recover() == ["discarded an unfinished rebuild of the vector index"]
+    assert "chunks-rebuild" not in {c.name for c in client.list_collections()}
