@@ -4,7 +4,7 @@
     .venv/bin/python bench/crash.py                      # 20 kills, the real OnnxEmbedder (all-MiniLM-L6-v2)
     .venv/bin/python bench/crash.py --embedder fake      # 20 kills, the deterministic hashing embedder
 
-The rounds themselves (worker, kill, restart, audit) are testing/crash.py's, which tests/test_reliability.py
+The rounds themselves (worker, kill, restart, audit) are testing/crash.py's, which tests/advanced_retrieval/library/test_knowledge_base_reliability.py
 runs too; this script draws the kill times, runs the rounds and prints the tally. The last line printed is one
 JSON object with the tally.
 """

@@ -4,7 +4,7 @@
     .venv/bin/python bench/damage.py                    # every case, this checkout
     .venv/bin/python bench/damage.py --repo /tmp/old    # the same cases against another checkout (before figures)
 
-The cases and the fresh-process steps are testing/damage.py's (tests/test_store_damage.py runs them too). The
+The cases and the fresh-process steps are testing/damage.py's (tests/advanced_retrieval/library/test_restore.py runs them too). The
 last line printed is one JSON object with every case.
 """
 

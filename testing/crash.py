@@ -1,4 +1,4 @@
-"""Crash consistency steps, shared by bench/crash.py (the figures) and tests/test_reliability.py (the checks).
+"""Crash consistency steps, shared by bench/crash.py (the figures) and tests/advanced_retrieval/library/test_knowledge_base_reliability.py (the checks).
 
     python testing/crash.py worker DATA BATCH [--embedder fake|onnx] [--rerun] [--no-isolate]
 

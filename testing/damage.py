@@ -1,5 +1,5 @@
 """Damaged and lost stores, the steps shared by bench/damage.py (the figures, also against an older checkout)
-and tests/test_store_damage.py (the checks). Every step runs in a fresh process, as a user's next start would:
+and tests/advanced_retrieval/library/test_restore.py (the checks). Every step runs in a fresh process, as a user's next start would:
 
     python testing/damage.py [--repo CHECKOUT] build|audit|cli DATA [ARGS...]
 

@@ -21,26 +21,25 @@ def stub():
         yield server
 
 
-def test_the_eval_answers_with_the_local_model_the_environment_names(stub, tmp_path, monkeypatch, fake_embedder):
-    import io
-
-    from evaluation import SAMPLE_DATASET, eval_command
+def test_the_eval_answers_with_the_local_model_the_environment_names(stub, tmp_path, monkeypatch, capsys):
+    import cli
+    from evaluation import SAMPLE_DATASET
     from evaluation.sample import make_sample_corpus
 
     for name, value in (("DOCAGENT_PROVIDER", "local"), ("DOCAGENT_LOCAL_BASE_URL", stub.base_url),
-                        ("DOCAGENT_LOCAL_MODEL", MODEL)):
+                        ("DOCAGENT_LOCAL_MODEL", MODEL), ("DOCAGENT_FAKE_EMBEDDER", "1")):
         monkeypatch.setenv(name, value)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     make_sample_corpus(tmp_path / "docs")
-    out, err = io.StringIO(), io.StringIO()
-    code = eval_command(SAMPLE_DATASET, tmp_path / "data", docs=tmp_path / "docs", offline=False, api_key="",
-                        as_json=True, embedder=fake_embedder, out=out, err=err)
-    assert code == 0, err.getvalue()
-    report = json.loads(out.getvalue())
+    argv = ["--data-dir", str(tmp_path / "data"), "eval", str(SAMPLE_DATASET), "--docs", str(tmp_path / "docs")]
+    code = cli.main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads(out)
     assert MODEL_MODE in report["mode"].split("+") and stub.requests
     assert {r.body["model"] for r in stub.requests} == {MODEL}
     monkeypatch.setenv("DOCAGENT_LOCAL_MODEL", "")
-    assert eval_command(SAMPLE_DATASET, tmp_path / "data", offline=False, api_key="", embedder=fake_embedder,
-                        out=out, err=err) == 2 and "DOCAGENT_LOCAL_MODEL" in err.getvalue()
+    assert cli.main(argv) == 2 and "DOCAGENT_LOCAL_MODEL" in capsys.readouterr().err
 
 
 def _run_sample(tmp_path, embedder, **kwargs) -> tuple[int, dict, str]:
