@@ -73,7 +73,8 @@ def upload(page, paths: list[Path]) -> None:
 
 def embedding(page, name: str):
     """The queue line of `name` once it is being embedded (a progress bar labelled 'NAME — embedding i/n')."""
-    line = page.get_by_test_id("stSidebar").get_by_text(re.compile(rf"{re.escape(name)} — embedding \d+/\d+"))
+    # .first: while the queue panel reruns, Streamlit may show the previous line beside the new one for a moment
+    line = page.get_by_test_id("stSidebar").get_by_text(re.compile(rf"{re.escape(name)} — embedding \d+/\d+")).first
     line.wait_for(timeout=STEP_MS)
     return line
 
@@ -122,7 +123,7 @@ def test_closing_the_tab_mid_embedding_does_not_lose_the_file(chromium, tmp_path
         later = open_page(chromium, url)
         in_library(later, "alpha.txt", "beta.txt")
         sidebar = later.get_by_test_id("stSidebar")
-        sidebar.get_by_text(re.compile(r"alpha\.txt — indexed \(\d+ chunks")).wait_for(timeout=STEP_MS)
+        sidebar.get_by_text(re.compile(r"alpha\.txt — indexed \(\d+ chunks")).first.wait_for(timeout=STEP_MS)
         shot(later, "14-after-the-tab-closed.png")
         later.close()
     assert entries(data) == {"alpha.txt": ("indexed", 1), "beta.txt": ("indexed", 1)}
@@ -144,7 +145,7 @@ def test_a_question_asked_during_indexing_is_answered_and_indexing_goes_on(chrom
         answer.get_by_role("tab", name="Reasoning").wait_for(timeout=STEP_MS)
         assert "37 percent" in answer.inner_text()
         assert "survey.txt was still being indexed" in answer.inner_text()
-        line = page.get_by_test_id("stSidebar").get_by_text(re.compile(r"survey\.txt — (embedding|saving)"))
+        line = page.get_by_test_id("stSidebar").get_by_text(re.compile(r"survey\.txt — (embedding|saving)")).first
         if line.count():  # still embedding: it went on from where it was, not from reading again
             after = re.search(r"embedding (\d+)/", line.inner_text())
             assert after is None or int(after.group(1)) >= before
