@@ -208,7 +208,10 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     for r in [] if args.json else kb.rebuilt:
         detail = f"{r.chunks} chunks" if r.status in ("indexed", "replaced") else r.reason
         print(f"{r.status:<9} {r.file_name}  {detail}", flush=True)
+    tables = kb.fill_missing_tables()  # documents indexed before tables were kept, or a lost tables file
     if not args.json:
+        for line in tables:
+            print(f"tables    {line}", flush=True)
         print(f"rebuilt {sum(r.status != 'failed' for r in kb.rebuilt)} of {len(kb.rebuilt)} kept original(s); "
               f"the library holds {len(kb.documents())} document(s)")
     return 1 if any(r.status == "failed" for r in kb.rebuilt) else 0

@@ -183,16 +183,18 @@ def open_knowledge_base(data_dir: Path, *, embedder=None, environ: Mapping[str, 
 def knowledge_base(store, directory: Path, embedder, *, lock_path: Path | None = None, lock_timeout: float = 600.0,
                    **options):
     """The KnowledgeBase over `store` with its collaborators laid out in `directory`: the keyword index in
-    bm25/, the kept originals in originals/, the writers' lock file (default library.lock), and the hybrid
-    retriever over the store and the keyword index. Other options go to KnowledgeBase (limits, isolate, rebuild,
-    rebuild_progress)."""
+    bm25/, the kept originals in originals/, the tables as data in tables.duckdb, the writers' lock file (default
+    library.lock), and the hybrid retriever over the store and the keyword index. Other options go to
+    KnowledgeBase (limits, isolate, rebuild, rebuild_progress)."""
     from advanced_retrieval import HybridRetriever, KeywordIndex, KnowledgeBase, Originals, WriteLock
+    from advanced_retrieval.tables import TableStore
 
     directory = Path(directory)
     lock = WriteLock(lock_path or directory / "library.lock", timeout=lock_timeout)
     keyword_index = KeywordIndex(directory / "bm25", try_lock=lock.attempt)
     return KnowledgeBase(store, keyword_index, HybridRetriever(store, keyword_index, embedder),
-                         Originals(directory / "originals"), lock, **options)
+                         Originals(directory / "originals"), lock, tables=TableStore(directory / "tables.duckdb"),
+                         **options)
 
 
 def open_ingest_queue(data_dir: Path, kb, **options):
@@ -246,7 +248,7 @@ def build_for(model: ModelConfig, kb, embedder):
     from agentic_rag import build_agent
 
     brain, budgets = make_brain(model, embedder)
-    return build_agent(brain, kb.retriever, embedder=embedder, budgets=budgets)
+    return build_agent(brain, kb.retriever, embedder=embedder, budgets=budgets, tables=kb.tables)
 
 
 def make_agent(kb, embedder, config: Config, *, model: str | None = None, provider: str | None = None):

@@ -25,12 +25,13 @@ class Table:
     """A table as Markdown: `header` (header row + separator line) is repeated in every chunk of it.
 
     `row_locations`, when given, has one Location per row (spreadsheet cell ranges), so a chunk of rows
-    can name exactly the cells it covers.
+    can name exactly the cells it covers; `column_refs` names each column's sheet letter.
     """
 
     header: str
     rows: tuple[str, ...]
     row_locations: tuple[Location, ...] = ()
+    column_refs: tuple[str, ...] = ()  # a sheet's column letters, one per column (for citing one cell)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def markdown_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(" ".join(c.split()).replace("|", "\\|") for c in cells) + " |"
 
 
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], row_locations=()) -> Table:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], row_locations=(), column_refs=()) -> Table:
     """A Table from a header row and data rows, all padded to the same width."""
     width = max([len(header), *(len(r) for r in rows)])
 
@@ -85,7 +86,15 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], row_loc
         return list(cells) + [""] * (width - len(cells))
 
     head = markdown_row(padded(header)) + "\n" + "|" + " --- |" * width
-    return Table(head, tuple(markdown_row(padded(r)) for r in rows), tuple(row_locations))
+    return Table(head, tuple(markdown_row(padded(r)) for r in rows), tuple(row_locations), tuple(column_refs))
+
+
+def markdown_cells(row: str) -> list[str]:
+    """The cells of one row markdown_row wrote (escaped pipes restored)."""
+    body = row.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", body)]
 
 
 def drop_empty_columns(rows: Sequence[Sequence[str]]) -> list[list[str]]:

@@ -16,7 +16,10 @@ from document_processor.readers.pptx import read_pptx
 from document_processor.readers.sheets import read_csv, read_xlsx
 from document_processor.readers.text import read_markdown, read_txt
 from document_processor.sniff import check_content, check_size, file_type_for
+from document_processor.tables import data_tables, searchable_part
 from document_processor.types import Chunk, DocumentError, ParsedDocument, chunk_id
+
+MAX_TRIMS = 4  # passes that cut long tables further until their passages fit the limit
 
 READERS = {
     "pdf": read_pdf, "docx": read_docx, "pptx": read_pptx, "xlsx": read_xlsx,
@@ -38,10 +41,18 @@ def parse_in_process(data: bytes, name: str, limits: Limits, progress: Progress 
         progress("reading", 0, 1)
     reading = read_blocks(file_type, data, name, progress)
     title = reading.title or PurePosixPath(name).stem
-    # Known without tokenizing: a 50 MB line is refused for its size in seconds, not after minutes of chunking.
-    _refuse_if_too_many(name, least_pieces(reading.blocks, limits.chunk_chars), limits, at_least=True)
-    pieces = chunk_blocks(reading.blocks, title, chunk_chars=limits.chunk_chars,
-                          overlap_chars=limits.overlap_chars, counter=counter, progress=progress)
+    tables = data_tables(reading.blocks)  # every row, before long tables are cut to what can be searched as text
+    share = 1.0
+    for _ in range(MAX_TRIMS):  # a table's rows chunk into more passages than their characters suggest
+        searched = searchable_part(reading, limits, share)
+        # Known without tokenizing: a 50 MB line is refused for its size in seconds, not after minutes of chunking.
+        _refuse_if_too_many(name, least_pieces(searched.blocks, limits.chunk_chars), limits, at_least=True)
+        pieces = chunk_blocks(searched.blocks, title, chunk_chars=limits.chunk_chars,
+                              overlap_chars=limits.overlap_chars, counter=counter, progress=progress)
+        if len(pieces) <= limits.max_chunks or searched is reading:
+            break
+        share *= 0.9 * limits.max_chunks / len(pieces)
+    reading = searched
     _refuse_if_too_many(name, len(pieces), limits)
     doc_id = hashlib.sha256(data).hexdigest()
     chunks = tuple(
@@ -51,7 +62,8 @@ def parse_in_process(data: bytes, name: str, limits: Limits, progress: Progress 
     )
     return ParsedDocument(doc_id=doc_id, file_name=name, file_type=file_type, size_bytes=len(data), title=title,
                           unit_name=reading.unit_name, units=reading.units, chunks=chunks,
-                          seconds=round(time.monotonic() - started, 3), warnings=reading.warnings)
+                          seconds=round(time.monotonic() - started, 3), warnings=reading.warnings,
+                          tables=tables)
 
 
 def _refuse_if_too_many(name: str, pieces: int, limits: Limits, *, at_least: bool = False) -> None:

@@ -119,6 +119,38 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class DataTable:
+    """A table of a document as data: its column names, its rows of cells as the document shows them, and where
+    each row is (one Location per row: a sheet's cell range, else the page, slide or paragraph of the table).
+
+    `name` is unique within its document ("Budget", "p. 47 table 1"); `title` is what heads it (the sheet, the
+    statement's title, the heading it sits under); `note` is the text printed with it that may state units and
+    scale ("(In millions, except per share amounts)"). `column_refs` are a sheet's column letters, one per column.
+    """
+
+    name: str
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    location: Location
+    row_locations: tuple[Location, ...] = ()
+    column_refs: tuple[str, ...] = ()
+    note: str = ""
+
+    def cell_label(self, row: int, column: int) -> str:
+        """Where one cell is, for a citation: 'Budget!C7', or 'p. 47, table 1, row 3 "Total revenue", column
+        "2022"' (`row` and `column` 0-based into rows and columns)."""
+        where = self.row_locations[row] if row < len(self.row_locations) else self.location
+        if where.sheet is not None and column < len(self.column_refs) and where.cells:
+            number = "".join(ch for ch in where.cells.split(":")[0] if ch.isdigit())
+            return f"{where.sheet}!{self.column_refs[column]}{number}"
+        label = self.rows[row][0] if row < len(self.rows) and self.rows[row] else ""
+        head = self.columns[column] if column < len(self.columns) else ""
+        return (f"{where.label()}, {self.name.split(' ', 2)[-1] if where.page else self.name}, row {row + 1}"
+                + (f' "{label}"' if label else "") + (f', column "{head}"' if head else ""))
+
+
+@dataclass(frozen=True)
 class ParsedDocument:
     """One file, read and chunked. `units` counts pages, slides or sheets as `unit_name` says."""
 
@@ -132,3 +164,4 @@ class ParsedDocument:
     chunks: tuple[Chunk, ...] = field(default_factory=tuple)
     seconds: float = 0.0
     warnings: tuple[str, ...] = ()  # parts that could not be read (e.g. "p. 7: ..."), the rest was kept
+    tables: tuple[DataTable, ...] = ()  # every table the readers found, as data (document_processor.tables)

@@ -101,7 +101,8 @@ def test_bad_provider_configuration_names_what_is_allowed(env, words):
 
 
 class _Library:
-    """What make_agent needs of a knowledge base: its retriever."""
+    """What make_agent needs of a knowledge base: its retriever and its tables (none here)."""
 
     def __init__(self, retriever):
         self.retriever = retriever
+        self.tables = None

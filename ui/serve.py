@@ -32,6 +32,12 @@ def open_shared(environ=None) -> None:
         resources.load_queue(config)
     except Exception:  # the page opens it again and shows the reason (or the rebuild offer) to the user
         log.exception("opening the library at %s at start failed; the page will report it", config.data_dir)
+        return
+    try:  # a library indexed before tables were kept gets them read from its originals, one file at a time
+        for line in resources.load_library(config).fill_missing_tables():
+            log.info("tables: %s", line)
+    except Exception:  # the documents stay searchable; only calculations over their tables wait for a rebuild
+        log.exception("reading the tables of older documents at %s failed", config.data_dir)
 
 
 def main(argv: list[str] | None = None) -> int:

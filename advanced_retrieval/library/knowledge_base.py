@@ -28,6 +28,7 @@ from advanced_retrieval.library.locking import LockTimeout, WriteLock
 from advanced_retrieval.library.originals import Originals
 from advanced_retrieval.library.restore import lost_reason, rebuild_from_originals, reindex_lost_documents
 from advanced_retrieval.seams import Store
+from advanced_retrieval.tables import TableStore, TableStoreError
 from advanced_retrieval.types import Progress
 from document_processor import DocumentError, Limits, ParsedDocument, parse_bytes, parse_file, sanitize_name
 from vector_db import DocumentRecord, LibraryDamaged, StoreError
@@ -81,6 +82,7 @@ class KnowledgeBase:
         retriever: searches `store` and `keyword_index` (HybridRetriever).
         originals: where a copy of each indexed file is kept for the source viewer and for rebuilds.
         lock: the writers' lock (threads and processes sharing the data directory).
+        tables: where every document's tables are kept as data (TableStore; None: tables are not stored).
         limits: parsing limits (document_processor.Limits).
         isolate: parse in a child process with time and memory limits (False only for trusted files).
         rebuild: index every kept original the library lacks (after the store lost its data); the per-file
@@ -99,9 +101,10 @@ class KnowledgeBase:
     """
 
     def __init__(self, store: Store, keyword_index: KeywordIndex, retriever: HybridRetriever, originals: Originals,
-                 lock: WriteLock, *, limits: Limits | None = None, isolate: bool = True, rebuild: bool = False,
-                 rebuild_progress: Progress | None = None):
+                 lock: WriteLock, *, tables: TableStore | None = None, limits: Limits | None = None,
+                 isolate: bool = True, rebuild: bool = False, rebuild_progress: Progress | None = None):
         self.store = store
+        self.tables = tables
         self.keyword_index = keyword_index
         self._retriever = retriever
         self.originals = originals
@@ -134,7 +137,9 @@ class KnowledgeBase:
                                    + (f" ({r.reason})" if r.reason else "") for r in self.rebuilt]
         with self._lock.attempt() as free:
             if free:
-                self.recovery_messages += self.originals.prune(d.doc_id for d in self.store.documents())
+                ready = [d.doc_id for d in self.store.documents()]
+                self.recovery_messages += self.originals.prune(ready)
+                self.recovery_messages += self._prune_tables(ready)
 
     def close(self) -> None:
         """Let another process own the embedded library (VectorStore.close); nothing else needs closing."""
@@ -213,7 +218,8 @@ class KnowledgeBase:
         try:
             with self._lock.hold():
                 result = self._write(parsed, report, started, source)
-            return replace(result, warnings=tuple(parsed.warnings)) if result.status != "failed" else result
+            return replace(result, warnings=tuple(parsed.warnings) + result.warnings) if result.status != "failed" \
+                else result
         except (StoreError, LockTimeout, BM25IndexError, OSError) as e:
             return IngestResult(name, "failed", reason=str(e), kind="store", seconds=time.monotonic() - started)
 
@@ -222,6 +228,62 @@ class KnowledgeBase:
             self.originals.keep(parsed.doc_id, Path(parsed.file_name).suffix, source, name=parsed.file_name)
         except OSError as e:  # the document is indexed; only the page/slide view falls back to the chunk text
             log.warning("could not keep a copy of %s for the source viewer: %s", parsed.file_name, e)
+
+    def _store_tables(self, parsed: ParsedDocument) -> str:
+        """Keep the document's tables as data; '' when stored, else a warning: the text is indexed either way."""
+        if self.tables is None:
+            return ""
+        try:
+            self.tables.write(parsed.doc_id, parsed.file_name, parsed.tables)
+        except (TableStoreError, OSError) as e:
+            log.warning("could not store the tables of %s: %s", parsed.file_name, e)
+            return f"its tables could not be stored for calculations ({e}); its text is indexed"
+        return ""
+
+    def _delete_tables(self, doc_ids: list[str]) -> None:
+        if self.tables is not None:
+            self.tables.delete(doc_ids)
+
+    def _prune_tables(self, ready: list[str]) -> list[str]:
+        """Tables of documents the store no longer holds (a write killed before its commit) are removed."""
+        if self.tables is None:
+            return []
+        try:
+            return self.tables.prune(ready)
+        except TableStoreError as e:
+            return [f"the tables file could not be checked: {e}"]
+
+    def tables_missing(self) -> list[DocumentRecord]:
+        """Documents whose tables were never read (indexed before tables were kept, or the tables file was lost)."""
+        if self.tables is None:
+            return []
+        read = self.tables.documents()
+        return [d for d in self.documents() if d.doc_id not in read]
+
+    def fill_missing_tables(self, progress: Progress | None = None) -> list[str]:
+        """Read the tables of every document that lacks them from its kept original; one line per document
+        (nothing in a program that may not write: another one owns the library and reads them itself)."""
+        if self.read_only_reason:
+            return []
+        lines = []
+        for record in self.tables_missing():
+            path = self.originals.path(record.doc_id)
+            if path is None:
+                lines.append(f"{record.file_name}: no kept original to read its tables from")
+                continue
+            try:
+                parsed = parse_file(path, name=record.file_name, limits=self.limits, isolate=self.isolate,
+                                    progress=(lambda stage, done, total, n=record.file_name: progress(n, stage, done,
+                                                                                                   total))
+                                    if progress else None)
+            except (DocumentError, OSError) as e:
+                lines.append(f"{record.file_name}: its tables could not be read ({e})")
+                continue
+            with self._lock.hold():
+                if self.store.get_document(record.doc_id) is not None:
+                    self.tables.write(record.doc_id, record.file_name, parsed.tables)
+            lines.append(f"{record.file_name}: {len(parsed.tables)} table(s) read")
+        return lines
 
     def original_path(self, doc_id: str) -> Path | None:
         """The stored copy of an indexed file (for the source viewer), or None."""
@@ -254,13 +316,14 @@ class KnowledgeBase:
             index = base.with_chunks(parsed.chunks, generation=generation)
             self.keyword_index.publish(index)
             self._keep_original(parsed, source)
+            table_note = self._store_tables(parsed)
             record = self.store.commit_document(record.doc_id, generation=generation)
         except BaseException:
             self._roll_back(record.doc_id, base)
             raise
         result = self._settle_name(record, index, started)
         report("indexing", 1, 1)
-        return result
+        return replace(result, warnings=(table_note,)) if table_note else result
 
     def _roll_back(self, doc_id: str, base: BM25Index) -> None:
         """Undo an uncommitted write, logging (not raising) what fails, so the caller's first error is the one
@@ -269,6 +332,7 @@ class KnowledgeBase:
         self.keyword_index.use(base)
         steps = (("remove its chunks", lambda: self.store.delete_document(doc_id)),
                  ("remove its kept original", lambda: self.originals.remove(doc_id)),
+                 ("remove its tables", lambda: self.tables and self.tables.delete([doc_id])),
                  ("save the keyword index", lambda: self.keyword_index.publish(
                      base.at_generation(self.store.generation()))))
         for what, step in steps:
@@ -298,6 +362,7 @@ class KnowledgeBase:
             for record in older:
                 self.store.delete_document(record.doc_id)
                 self.originals.remove(record.doc_id)
+                self._delete_tables([record.doc_id])
                 index = index.without_documents([record.doc_id], generation=self.store.generation())
         except StoreError as e:  # the new version is in place; recover() drops the older one on next open
             log.warning("could not remove the previous version of %s: %s", older[0].file_name, e)
@@ -334,6 +399,7 @@ class KnowledgeBase:
             base = self.keyword_index.current(self.store)
             self.store.delete_document(record.doc_id)
             self.originals.remove(record.doc_id)
+            self._delete_tables([record.doc_id])
             self.keyword_index.publish(base.without_documents([record.doc_id], generation=self.store.generation()))
         return record
 
@@ -342,6 +408,8 @@ class KnowledgeBase:
         with self._lock.hold():
             self.store.clear()
             self.originals.clear()
+            if self.tables is not None:
+                self.tables.clear()
             self.keyword_index.publish(BM25Index(params=self.keyword_index.params, generation=self.store.generation()))
 
     def check(self) -> dict:

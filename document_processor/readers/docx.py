@@ -121,19 +121,34 @@ def _style_id(paragraph) -> str | None:
 
 
 def _table(tbl):
-    """A Table from w:tbl: first row is the header; merged cells keep the columns aligned."""
+    """A Table from w:tbl: first row is the header; merged cells keep the columns aligned. A row whose cells
+    each hold the same number of lines (a statement typed as one row of tall cells: labels in one cell, each
+    year's figures in the next) becomes that many rows, so a figure stays beside its label."""
     rows = []
     for tr in tbl.iterchildren(W_TR):
         cells = []
         for tc in tr.iterchildren(W_TC):
-            text = " ".join(clean_text(paragraph_text(p)) for p in tc.iter(W_P) if _is_cell_paragraph(p, tc))
-            cells.append(" ".join(text.split()))
-            cells.extend([""] * (_grid_span(tc) - 1))
-        rows.append(cells)
+            lines = [" ".join(line.split()) for p in tc.iter(W_P) if _is_cell_paragraph(p, tc)
+                     for line in (paragraph_text(p).split("\n") or [""])]
+            cells.append(lines)
+            cells.extend([[""]] * (_grid_span(tc) - 1))
+        rows.extend(_row_lines(cells))
     rows = drop_empty_columns([r for r in rows if any(r)])
     if not rows:
         return None
     return markdown_table(rows[0], rows[1:])
+
+
+def _row_lines(cells: list[list[str]]) -> list[list[str]]:
+    """One table row, or one row per line when every cell with several lines has the same number of them."""
+    cells = [c[:max((i + 1 for i, line in enumerate(c) if line), default=1)] for c in cells]  # trailing blanks
+    counts = {len(c) for c in cells if len(c) > 1}
+    tall = sum(1 for c in cells if len(c) > 1)
+    if len(counts) != 1 or tall < 2:
+        return [[" ".join(" ".join(c).split()) for c in cells]]
+    n = counts.pop()
+    return [[(c[i] if len(c) == n else (" ".join(" ".join(c).split()) if i == 0 else "")) for c in cells]
+            for i in range(n)]
 
 
 def _is_cell_paragraph(p, tc) -> bool:

@@ -14,13 +14,15 @@ from document_processor.readers.text import decode_text
 from document_processor.types import DocumentError, Location
 
 CSV_SNIFF_CHARS = 64 * 1024
+FORMULA_CHECK_BYTES = 10 * 1024 * 1024
 # The csv module refuses fields over 128 KiB by default; exported data has long text cells (descriptions, logs).
 # The file's size limit (Limits.max_bytes) already bounds a field, and the chunker splits a long row.
 csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
 
 
 def read_xlsx(data: bytes, name: str, progress=None) -> Reading:
-    """Every worksheet (chart sheets have no cells and are skipped); dates ISO, numbers as shown."""
+    """Every worksheet (chart sheets have no cells and are skipped); dates ISO, numbers as shown. Formulas whose
+    results the file does not store (saved by a program that computes nothing) read as empty, with a warning."""
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         sheets = list(workbook.worksheets)
@@ -34,7 +36,35 @@ def read_xlsx(data: bytes, name: str, progress=None) -> Reading:
         title = one_line(workbook.properties.title or "", 150) if workbook.properties else ""
     finally:
         workbook.close()
-    return Reading(tuple(blocks), "sheets", len(sheets), title)
+    return Reading(tuple(blocks), "sheets", len(sheets), title, _uncached_formulas(data, blocks))
+
+
+def _uncached_formulas(data: bytes, blocks: list[Block]) -> tuple[str, ...]:
+    """A warning per sheet whose formulas have no stored result (read only for files of up to
+    FORMULA_CHECK_BYTES: the check reads the workbook a second time)."""
+    if len(data) > FORMULA_CHECK_BYTES:
+        return ()
+    warnings = []
+    formulas = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=False)
+    values = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    try:
+        for sheet in formulas.worksheets:
+            if sheet.title not in values.sheetnames:
+                continue
+            sheet.reset_dimensions()
+            shown = values[sheet.title]
+            shown.reset_dimensions()
+            missing = sum(1 for row, cached in zip(sheet.iter_rows(), shown.iter_rows(), strict=False)
+                          for cell, value in zip(row, cached, strict=False)
+                          if isinstance(cell.value, str) and cell.value.startswith("=") and value.value is None)
+            if missing:
+                warnings.append(f"{sheet.title}: {missing} formula cell(s) have no stored result (the file was saved "
+                                f"by a program that does not compute them): they read as empty; open and save it "
+                                f"in a spreadsheet program to fill them")
+    finally:
+        formulas.close()
+        values.close()
+    return tuple(warnings)
 
 
 def _xlsx_rows(sheet) -> Iterable[tuple[int, list[str]]]:
@@ -80,7 +110,7 @@ def sheet_blocks(sheet: str, rows: Iterable[tuple[int, list[str]]]) -> list[Bloc
     compact = [(n, [cells[i] if i < len(cells) else "" for i in used]) for n, cells in table_rows]
     (header_row, header), data = compact[0], compact[1:]
     row_cells = [Location(sheet=sheet, cells=f"{first_col}{n}:{last_col}{n}") for n, _ in data]
-    table = markdown_table(header, [row for _, row in data], row_cells)
+    table = markdown_table(header, [row for _, row in data], row_cells, [column_letter(i + 1) for i in used])
     whole = Location(sheet=sheet, cells=f"{first_col}{header_row}:{last_col}{compact[-1][0]}")
     blocks.append(Block("\n".join((table.header, *table.rows)), whole, path, table))
     return blocks

@@ -1,0 +1,72 @@
+"""Numbers as documents write them, read as values: "1,234", "(56)", "$ 4,321", "12%", "—"; and the scale a
+table states for its figures ("in millions", "(Dollars in thousands)").
+
+A value is the number as shown (12% is 12, in a column whose unit is "%"); the scale is kept beside it, never
+multiplied in, so a figure is compared with a claim exactly as the document printed it.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NUMBER = re.compile(
+    r"^(?P<open>\()?\s*(?P<sign>[-–—−+])?\s*(?P<cur>US\$|[$€£¥])?\s*(?P<open2>\()?\s*"
+    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s*(?P<close>\))?\s*"
+    r"(?P<unit>%|x|pts|bps|[kKmMbB]n?)?\s*(?P<close2>\))?[*†‡]?$")
+_EMPTY = frozenset({"", "-", "–", "—", "$—", "$-", "$–", "—%", "n/a", "N/A", "NM", "nm", "*", "nil"})
+_SCALES = (("trillion", 1e12), ("billion", 1e9), ("million", 1e6), ("thousand", 1e3))
+_SCALE_WORDS = re.compile(r"\b(?:in\s+|\(\s*)?(?:[$€£]|usd|eur|gbp|dollars?|euros?)?\s*(trillions?|billions?|millions?|"
+                          r"thousands?|000s)\b", re.IGNORECASE)
+_SUFFIX = {"k": 1e3, "m": 1e6, "mn": 1e6, "b": 1e9, "bn": 1e9}
+
+
+def number(text: str) -> float | None:
+    """The value a cell shows, or None when it shows no single number ("1,234" -> 1234.0, "(56)" -> -56.0,
+    "12%" -> 12.0, "$4.5bn" -> 4.5, "—" -> None, "1997" -> 1997.0, "12 months" -> None)."""
+    cell = " ".join(str(text).split())
+    if cell in _EMPTY:
+        return None
+    m = _NUMBER.match(cell)
+    if m is None:
+        return None
+    negative = bool(m.group("sign") and m.group("sign") != "+") or bool(
+        (m.group("open") or m.group("open2")) and (m.group("close") or m.group("close2")))
+    value = float(m.group("digits").replace(",", ""))
+    return -value if negative else value
+
+
+def unit(text: str) -> str:
+    """The unit a cell writes beside its number: "%", "$", "€", "£", "x" or ''."""
+    cell = " ".join(str(text).split())
+    m = _NUMBER.match(cell)
+    if m is None:
+        return ""
+    if m.group("unit") in ("%", "x"):
+        return m.group("unit")
+    return "$" if m.group("cur") == "US$" else m.group("cur") or ""
+
+
+def scale(*texts: str) -> float:
+    """The multiplier a title, note or header states for a table's figures (1e6 for "in millions"), 1 when
+    none does; "except per share amounts" and the like leave the stated scale for the rest."""
+    for text in texts:
+        m = _SCALE_WORDS.search(text or "")
+        if m:
+            word = m.group(1).lower()
+            if word == "000s":
+                return 1e3
+            return next(factor for name, factor in _SCALES if word.startswith(name))
+    return 1.0
+
+
+def scale_name(factor: float) -> str:
+    """'millions' for 1e6; '' for 1."""
+    return next((f"{name}s" for name, f in _SCALES if f == factor), "")
+
+
+def suffix_scale(text: str) -> float:
+    """The scale a figure's own suffix states ("4.5bn" -> 1e9, "300k" -> 1e3), 1 without one."""
+    m = _NUMBER.match(" ".join(str(text).split()))
+    if m is None or not m.group("unit") or m.group("unit") in ("%", "x", "pts", "bps"):
+        return 1.0
+    return _SUFFIX.get(m.group("unit").lower(), 1.0)

@@ -1,0 +1,145 @@
+"""Every table the readers found, as data: column names, rows of cells as shown, and where each row is.
+
+Readers hand tables to chunking as Markdown (blocks.Table): a sheet, a CSV, a statement found by the PDF table
+pass, a Word or PowerPoint table, a chart's data. The same tables become DataTables here, so that one source of
+truth feeds both the passages and the table store; a cell's text is exactly what its passage shows.
+
+A header may take more than one row: a row of words above the first row of figures (a super-header such as
+"Single | | Married" over "2006 | 2007 | 2006 | 2007") is joined to the row below it, a merged cell's words
+carried over the columns it spans.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from document_processor.blocks import Block, Reading, markdown_cells, table_text
+from document_processor.limits import Limits
+from document_processor.types import DataTable, Location
+
+MAX_HEADER_ROWS = 3  # rows of words above the figures that may still be header
+TEXT_SHARE = 0.9  # of the passage limit, what long tables may fill as text (the rest of a document needs room too)
+MAX_TEXT_ROWS = 50_000  # rows of one table searchable as text (embedding more takes minutes); all are queryable
+_FIGURE = re.compile(r"^\(?[-–—+]?\s*[$€£¥]?\s*\(?\d[\d,]*(\.\d+)?\s*\)?\s*(%|x|pts|bps)?\)?$", re.IGNORECASE)
+_YEAR = re.compile(r"^(?:fy|fiscal\s+)?(?:19|20)\d\d$", re.IGNORECASE)
+_UNITS = re.compile(r"\b(in\s+)?(millions?|thousands?|billions?|except\s+(per[- ]share|share|where)|"
+                    r"per\s+share|percent(age)?s?|%|usd|eur|gbp|dollars?)\b", re.IGNORECASE)
+
+
+def data_tables(blocks: Sequence[Block]) -> tuple[DataTable, ...]:
+    """The DataTables of a document's blocks, in reading order, each named uniquely within the document."""
+    out: list[DataTable] = []
+    counts: dict[str, int] = {}
+    for block in blocks:
+        if block.table is None or not block.table.rows:
+            continue
+        table = _data_table(block, counts)
+        if table is not None:
+            out.append(table)
+    return tuple(out)
+
+
+def _data_table(block: Block, counts: dict[str, int]) -> DataTable | None:
+    header = markdown_cells(block.table.header.split("\n")[0])
+    rows = [markdown_cells(r) for r in block.table.rows]
+    width = max(len(header), *(len(r) for r in rows))
+    header, rows = _pad(header, width), [_pad(r, width) for r in rows]
+    locations = list(block.table.row_locations) or [block.location] * len(rows)
+    extra = _header_rows(rows)
+    if extra:
+        header = _joined_header([header, *rows[:extra]])
+        rows, locations = rows[extra:], locations[extra:]
+    if not rows:
+        return None
+    place = _place(block.location)
+    counts[place] = counts.get(place, 0) + 1
+    name = block.location.sheet if block.location.sheet is not None and counts[place] == 1 else \
+        f"{place} table {counts[place]}"
+    title = " > ".join(block.heading_path)
+    note = " ".join(c for c in header[:1] if _UNITS.search(c))
+    return DataTable(name=name, title=title, columns=_column_names(header), rows=tuple(tuple(r) for r in rows),
+                     location=block.location, row_locations=tuple(locations),
+                     column_refs=tuple(block.table.column_refs), note=note)
+
+
+def _pad(cells: list[str], width: int) -> list[str]:
+    return cells + [""] * (width - len(cells))
+
+
+def _header_rows(rows: list[list[str]]) -> int:
+    """How many leading rows are more header: rows of words in the columns (no figure after the first cell)
+    above rows that carry figures. A row with only its first cell filled is a section label, not a header."""
+    count = 0
+    while (count < MAX_HEADER_ROWS and count + 1 < len(rows) and not _has_figures(rows[count])
+           and any(rows[count][1:])):
+        count += 1
+    return count if any(_has_figures(r) for r in rows[count:]) else 0
+
+
+def _has_figures(row: list[str]) -> bool:
+    """Whether a row states figures after its first cell; years and bare currency signs head columns."""
+    return any(_FIGURE.match(c.replace(" ", "")) and not _YEAR.match(c) for c in row[1:] if c)
+
+
+def _joined_header(rows: list[list[str]]) -> list[str]:
+    """Header rows joined column by column; a cell left empty under a merged one takes its word from the left."""
+    joined = [""] * len(rows[0])
+    for row in rows:
+        carried = ""
+        for i, cell in enumerate(row):
+            carried = cell or (carried if i and row is not rows[-1] else "")
+            if carried and carried not in joined[i].split(" "):
+                joined[i] = f"{joined[i]} {carried}".strip()
+    return joined
+
+
+def _column_names(header: list[str]) -> tuple[str, ...]:
+    """Header cells as column names: empty ones named by position, repeats numbered."""
+    names: list[str] = []
+    for i, cell in enumerate(header):
+        name = " ".join(cell.split()) or ("label" if i == 0 else f"column {i + 1}")
+        base, n = name, 2
+        while name in names:
+            name, n = f"{base} ({n})", n + 1
+        names.append(name)
+    return tuple(names)
+
+
+def _place(location: Location) -> str:
+    """Where a table sits, for its name: 'p. 47', 'slide 3', '¶ 21', the sheet's name."""
+    if location.sheet is not None:
+        return location.sheet
+    return location.label() or "table"
+
+
+def searchable_part(reading: Reading, limits: Limits, share: float = 1.0) -> Reading:
+    """The reading with its longest tables cut to the rows that fit `share` of the passage limit, and a warning
+    naming each: a CSV of a million rows is searched by its first rows, and queried whole as a table
+    (data_tables). The reading itself when nothing needs cutting."""
+    text_chars = sum(len(b.text) for b in reading.blocks if b.table is None)
+    budget = limits.max_chunks * limits.chunk_chars * TEXT_SHARE * share - text_chars
+    rows = [(i, len(row)) for i, b in enumerate(reading.blocks) if b.table is not None for row in b.table.rows]
+    longest = max((len(b.table.rows) for b in reading.blocks if b.table is not None), default=0)
+    if (budget <= 0 or sum(n for _, n in rows) <= budget) and longest <= MAX_TEXT_ROWS:
+        return reading
+    blocks, warnings, left = list(reading.blocks), list(reading.warnings), budget
+    for i, block in enumerate(blocks):
+        if block.table is None:
+            continue
+        kept, used = 0, 0
+        for row in block.table.rows:
+            if used + len(row) > max(left, 0) or kept >= MAX_TEXT_ROWS:
+                break
+            used += len(row)
+            kept += 1
+        left -= used
+        if kept < len(block.table.rows):
+            table = replace(block.table, rows=block.table.rows[:kept],
+                            row_locations=block.table.row_locations[:kept])
+            blocks[i] = replace(block, text=table_text(table), table=table)
+            where = block.location.sheet or block.location.label() or "a table"
+            warnings.append(f"{where}: all {len(block.table.rows):,} rows can be queried as a table; only the first "
+                            f"{kept:,} can be searched as text (the passage limit is {limits.max_chunks:,})")
+    return replace(reading, blocks=tuple(blocks), warnings=tuple(warnings))

@@ -1,0 +1,84 @@
+"""document_processor.tables: every table the readers found, as data, with a header that may take several rows,
+and the long tables of a file cut to what can be searched as text, never to what can be queried."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import docx
+import openpyxl
+
+from document_processor import Limits, parse_bytes
+
+
+def _xlsx(rows) -> bytes:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Rates"
+    for row in rows:
+        sheet.append(row)
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def test_a_sheet_with_a_two_row_header_below_a_title_is_one_table_with_joined_column_names():
+    data = _xlsx([["Average tax rates"], [], ["Income", "Single", None, "Married", None],
+                  [None, 2006, 2007, 2006, 2007], ["20,000", "10.5%", "9.8%", "3.1%", "2.0%"],
+                  ["40,000", "24.1%", "22.0%", "12.5%", "11.0%"]])
+    (table,) = parse_bytes(data, "rates.xlsx", isolate=False).tables
+    assert table.name == "Rates" and table.columns == ("Income", "Single 2006", "Single 2007", "Married 2006",
+                                                       "Married 2007")
+    assert table.rows == (("20,000", "10.5%", "9.8%", "3.1%", "2.0%"), ("40,000", "24.1%", "22.0%", "12.5%", "11.0%"))
+    assert table.cell_label(1, 2) == "Rates!C6"  # the 2007 single rate of the 40,000 row
+
+
+def test_a_word_table_typed_as_one_row_of_tall_cells_becomes_a_row_per_line(tmp_path):
+    document = docx.Document()
+    grid = document.add_table(rows=2, cols=3)
+    for cell, text in zip(grid.rows[0].cells, ["", "2006", "2007"], strict=True):
+        cell.text = text
+    labels, first, second = grid.rows[1].cells
+    labels.text, first.text, second.text = "", "€", "€"
+    for label, a, b in (("Gross Income", "24,960", "24,960"), ("Total Liability", "3,105", "2,206")):
+        labels.add_paragraph(label)
+        first.add_paragraph(a)
+        second.add_paragraph(b)
+    path = tmp_path / "cases.docx"
+    document.save(path)
+    parsed = parse_bytes(path.read_bytes(), "cases.docx", isolate=False)
+    (table,) = parsed.tables
+    assert table.columns == ("label", "2006 €", "2007 €")
+    assert table.rows == (("Gross Income", "24,960", "24,960"), ("Total Liability", "3,105", "2,206"))
+    assert any("| Total Liability | 3,105 | 2,206 |" in c.text for c in parsed.chunks)  # the passages too
+
+
+def test_a_long_csv_is_queryable_whole_and_searched_by_its_first_rows(tmp_path):
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["date", "station", "rain_mm"])
+    for i in range(14_000):
+        writer.writerow([f"2020-01-{i % 28 + 1:02d}", f"S{i % 7}", f"{i % 50 / 10:.1f}"])
+    limits = Limits(max_chunks=300)
+    parsed = parse_bytes(out.getvalue().encode(), "rain.csv", limits=limits, isolate=False)
+    (table,) = parsed.tables
+    assert len(table.rows) == 14_000 and table.columns == ("date", "station", "rain_mm")
+    assert len(parsed.chunks) <= 300
+    (warning,) = [w for w in parsed.warnings if "queried as a table" in w]
+    assert warning.startswith("rain: all 14,000 rows can be queried as a table; only the first ")
+
+
+def test_formulas_without_stored_results_are_read_as_empty_with_a_warning():
+    book = openpyxl.Workbook()  # openpyxl stores formulas, never their results: as a generating program does
+    sheet = book.active
+    sheet.title = "Budget"
+    sheet.append(["Item", "Amount"])
+    sheet.append(["Rent", 1200])
+    sheet.append(["Food", 450])
+    sheet.append(["Total", "=SUM(B2:B3)"])
+    out = io.BytesIO()
+    book.save(out)
+    parsed = parse_bytes(out.getvalue(), "budget.xlsx", isolate=False)
+    assert parsed.tables[0].rows[-1] == ("Total", "")
+    assert any(w.startswith("Budget: 1 formula cell(s) have no stored result") for w in parsed.warnings)
