@@ -1,28 +1,38 @@
-"""The numbers of a claim, checked against its passages without a model.
+"""The figures of a claim, grounded by construction: stated by its passages, or recomputed from ones that are.
 
-A figure the cited passages do not state is the commonest way an answer goes wrong, so every number of a
-claim must be explained by them: stated (in any of the usual formats, "six" = "6", "$2.1 billion" = "2,117"
-in a table in millions), or computed from two stated numbers (difference, sum, ratio, percentage, change).
-What is not a figure is left alone: years and periods ("fiscal 2022", "Q3"), form names ("10-K"), list
-markers. Arithmetic written out in the claim ("2,117 - 2,018 = 99") is recomputed.
+A figure in a claim is explained only when
+(a) a cited passage (or a passage of the same page or table) states that value, in any of the usual formats
+    ("six" = "6", "17,606" = "17606"), rescaled only by a scale the passage itself states ("in millions" in
+    its header or title: "$17.6 billion" for "17,606" in a table in millions); the claim's own rounding is the
+    tolerance ("17.6 billion" covers 17.55-17.65 billion); or
+(b) it is the result of a calculation the claim writes out ("(17,606 - 15,785) / 15,785 = 11.5%",
+    "15,400 + 12,150 + 8,410 = 35,960"), recomputed here, every operand of which is explained by (a); or the
+    claim gives the operands in words ("grew 11.5% from $15,785 million to $17,606 million", "a total of 35,960
+    across 15,400, 12,150 and 8,410"): the result must then be their difference, sum, ratio, share or change,
+    recomputed the same way from the claim's own explained figures.
+There is no search over the passages' numbers (with a table's worth of operands some pair gives any figure), and
+a percent alone is not a calculation. Years are figures like any other ("by 2021", "to 19", "up to 202" are
+values to ground); only references to a document's parts ("page 3", "Table 2", "Section 3.1", "[11]", "10-K")
+are not checked as quantities.
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from agentic_rag.checks.citations import CITE
-from agentic_rag.language.text import CITATION, terms
+from agentic_rag.language.text import CITATION, tabular
 
-MAX_OPERANDS = 120  # passage numbers tried as operands (pairs grow with the square)
-SCALES = (1.0, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9)  # thousands / millions / billions written either way
+MAX_IMPLICIT = 6  # figures of one claim combined as operands of an implicit calculation (pairs: 30 at most)
 _WORDS = {w: i for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
 _WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-               "hundred": 100, "dozen": 12, "half": 0.5, "twice": 2, "double": 2, "triple": 3})
+               "hundred": 100, "dozen": 12})
 _SCALE_WORDS = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9,
                 "b": 1e9, "trillion": 1e12}
 _FIGURE = re.compile(
@@ -30,127 +40,252 @@ _FIGURE = re.compile(
     r"(?P<pct>\s?%| percent\b)?(?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn|[kmb])\b)?"
     r"(?P<tail>-[A-Za-z]\b)?", re.IGNORECASE)
 _WORD_NUMBER = re.compile(r"\b(" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
-_PERIOD_BEFORE = re.compile(r"(?:\b(?:fy|q[1-4]|h[12]|fiscal|year|years|in|since|from|to|until|by|of|ended|"
-                            r"ending|through|during|before|after|page|p\.|pp\.|section|table|figure|fig\.|"
-                            r"item|note|chapter|step|part)\s*)$", re.IGNORECASE)
+_REFERENCE = re.compile(r"(?:\b(?:page|pages|p\.|pp\.|section|sections|sec\.|table|tables|figure|figures|fig\.|"
+                        r"item|items|note|notes|chapter|appendix|exhibit|eq\.|equation|step|part|line|row|column|"
+                        r"slide|paragraph|¶)\s*)$", re.IGNORECASE)
+_STATED_SCALE = re.compile(r"\b(?:in\s+|\(\s*)?(?:[$€£]|usd|eur|gbp|dollars?|euros?)?\s*(trillions?|billions?|"
+                           r"millions?|thousands?)\b", re.IGNORECASE)
+_RESULT = re.compile(r"(?:=|≈)\s*(?P<c>[-−]?[$€£]?\d[\d,]*(?:\.\d+)?)\s*(?P<pct>%)?")
+_EXPRESSION = re.compile(r"[-−–(]*\s*[$€£]?\s?\d[\d,.]*%?\)*(?:\s*[-−–+×x*/÷]\s*\(*\s*[$€£]?\s?\d[\d,.]*%?\)*)+\s*$")
+_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d", re.IGNORECASE)
+_OPERATOR = re.compile(r"[-−–+×x*/÷]")
 
 
 @dataclass(frozen=True)
 class Figure:
-    """A number as written: its value (scale applied), the digits after its point, and whether it is a %."""
+    """A number as written: its value (its own scale word applied), the digits after its point, whether it is
+    a percentage, and where it stands in the text."""
 
     raw: str
     value: float
     decimals: int
     percent: bool = False
-    period: bool = False  # a year or a period/label number: not a figure to check
+    magnitude: float = 1.0  # the scale word written with it ("2.1 billion": 1e9), for its rounding unit
+    start: int = 0
+    end: int = 0
+
+    @property
+    def year(self) -> bool:
+        """A plain four-digit year (1900-2100): grounded like any figure, but never an operand."""
+        return self.decimals == 0 and not self.percent and self.magnitude == 1.0 and 1900 <= abs(self.value) <= \
+            2100 and "," not in self.raw and not self.raw.lstrip("-+−–").startswith(("$", "€", "£", "¥"))
+
+    @property
+    def unit(self) -> float:
+        """Half of what its last written digit is worth: the rounding tolerance of the figure as written."""
+        return 0.5 * 10 ** -self.decimals * self.magnitude * 1.0001
 
 
 def figures(text: str) -> list[Figure]:
-    """The numbers of `text` (citation markers and bare [11] references ignored), number words included."""
-    text = CITATION.sub(" ", CITE.sub(" ", text))
+    """The quantities of `text` (citation markers, a document's own bracketed references and references to its
+    parts left out), number words included, in order."""
+    text = CITATION.sub(lambda m: " " * len(m.group(0)), CITE.sub(lambda m: " " * len(m.group(0)), text))
     out = []
     for m in _FIGURE.finditer(text):
+        if m.group("tail") or _REFERENCE.search(text[max(0, m.start() - 14):m.start()]):
+            continue
         digits = m.group("num")
-        value = float(digits.replace(",", ""))
-        scale = _SCALE_WORDS.get((m.group("scale") or "").lower(), 1.0)
-        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        magnitude = _SCALE_WORDS.get((m.group("scale") or "").lower(), 1.0)
+        value = float(digits.replace(",", "")) * magnitude
         if m.group("sign") in ("-", "−", "–") and not text[max(0, m.start() - 1):m.start()].strip():
             value = -value
-        year = "," not in digits and "." not in digits and 1900 <= value <= 2100 and not m.group("cur")
-        period = year or bool(m.group("tail")) or bool(_PERIOD_BEFORE.search(text[max(0, m.start() - 12):m.start()]))
-        if m.group("cur") or m.group("pct") or m.group("scale"):
-            period = year and not m.group("cur")
-        out.append(Figure(m.group(0).strip(), value * scale, decimals, bool(m.group("pct")), period))
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        out.append(Figure(m.group(0).strip(), value, decimals, bool(m.group("pct")), magnitude, m.start(), m.end()))
     for m in _WORD_NUMBER.finditer(text):
-        out.append(Figure(m.group(0), float(_WORDS[m.group(1).lower()]), 0))
+        out.append(Figure(m.group(0), float(_WORDS[m.group(1).lower()]), 0, start=m.start(), end=m.end()))
+    return sorted(out, key=lambda f: f.start)
+
+
+def stated_scales(text: str) -> set[float]:
+    """The scales a passage states for its figures ("(In millions, except per share data)" -> {1e6})."""
+    out = set()
+    for m in _STATED_SCALE.finditer(text):
+        word = m.group(1).lower()
+        out.add(next(f for name, f in _SCALE_WORDS.items() if len(name) > 2 and word.startswith(name)))
     return out
 
 
-def _close(x: Figure, y: float) -> bool:
-    """Whether `y` rounds to `x` as written ("4.7" for 4.676; "2.1 billion" for 2,117 million)."""
-    if x.value == 0:
-        return abs(y) < 1e-9
-    unit = 10 ** -x.decimals * _magnitude(x)
-    return abs(abs(x.value) - abs(y)) <= 0.5 * unit * 1.0001
+@dataclass(frozen=True)
+class Stated:
+    """One value a passage states, and the periods it is stated for (its table column's header, its sentence)."""
+
+    value: float
+    periods: frozenset[str] = frozenset()
 
 
-def _magnitude(x: Figure) -> float:
-    """The scale a figure was written in ("2.1 billion": 1e9), so its rounding unit is 0.1 billion."""
-    for name, factor in _SCALE_WORDS.items():
-        if re.search(rf"\d\s?{name}\b", x.raw, re.IGNORECASE):
-            return factor
-    return 1.0
+@dataclass(frozen=True)
+class Sources:
+    """What a claim's figures may be grounded in: each figure of the passages as written, and also at the scale
+    its own table states (a header or title line above it: "(In millions)"); a figure of running text is
+    rescaled only by a scale stated in its own line."""
+
+    stated: tuple[Stated, ...]
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> Sources:
+        out: list[Stated] = []
+        for text in texts:
+            out.extend(_stated(text))
+        return cls(tuple(dict.fromkeys(out)))
+
+    def state(self, figure: Figure) -> bool:
+        """Whether a source states `figure`'s value, to the figure's own rounding."""
+        return any(abs(abs(figure.value) - s.value) <= figure.unit for s in self.stated)
+
+    def periods(self, figure: Figure) -> list[frozenset[str]]:
+        """The periods of every place that states `figure` (an empty set: a place that names none)."""
+        return [s.periods for s in self.stated if abs(abs(figure.value) - s.value) <= figure.unit]
 
 
-def stated(x: Figure, numbers: Iterable[float]) -> bool:
-    """`x` is one of `numbers`, in whatever scale the source wrote it."""
-    return any(_close(x, y * s) for y in numbers for s in SCALES)
-
-
-def derived(x: Figure, numbers: list[float]) -> bool:
-    """`x` is the difference, sum, ratio, percentage or percentage change of two of `numbers`.
-
-    Only for figures that are plausibly computed (a percentage, a decimal, a currency or scaled amount, a
-    number of 100 or more): a count such as "7 heads" is stated or wrong, and with a table's worth of
-    operands some pair would produce any small integer.
-    """
-    if not (x.percent or x.decimals or abs(x.value) >= 100):
-        return False
-    pool = list(dict.fromkeys(abs(n) for n in numbers if n))[:MAX_OPERANDS]
-    for a, b in itertools.permutations(pool, 2):
-        candidates = (a - b, a + b, a / b, a / b * 100, (a - b) / b * 100)
-        if any(_close(x, c * s) for c in candidates for s in SCALES):
-            return True
-    return False
-
-
-def unexplained(claim: str, sources: str, allowed: str = "") -> list[str]:
-    """The numbers of `claim` its `sources` neither state nor let one compute (years, periods and numbers
-    given in `allowed`, e.g. the question, excepted), as written in the claim."""
-    known = [f.value for f in figures(sources)]
-    given = {f.value for f in figures(allowed)}
-    out = []
-    computing = bool(_COMPUTING.search(claim))
-    for f in figures(claim):
-        if f.period or f.value in given or stated(f, known) or stated(f, given):
+def _stated(text: str) -> list[Stated]:
+    """Every figure of one passage with the scales and periods its place gives it."""
+    out: list[Stated] = []
+    lines = text.splitlines()
+    above: list[str] = []  # the lines of running text read so far: a table's title and units line
+    header: list[str] | None = None
+    for line in lines:
+        if not (line.lstrip().startswith("|") or " | " in line):
+            header = None
+            # A row of a table flattened into text ("Net sales 34,229 35,355") takes the units line above it.
+            scales = stated_scales(" ".join([*above[-3:], line])) if tabular(line) else stated_scales(line)
+            above.append(line)
+            out.extend(_with_scales(line, scales, _years(line) if not tabular(line) else frozenset()))
             continue
-        # A computed figure comes with the words of a computation ("rose 4.9%", "a margin of"); a plain
-        # "a BLEU score of 33.1" must be stated: with a table's worth of operands some pair gives anything.
-        if not (computing and derived(f, [v for v in _operands(claim, sources) if v != f.value])):
-            out.append(f.raw)
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if set("".join(cells)) <= set("-: "):
+            continue  # the separator under a header
+        if header is None:
+            header = cells
+            scales = stated_scales(" ".join(above[-3:]) + " " + line)
+            header_scales = scales
+            out.extend(_with_scales(line, scales, frozenset()))
+            continue
+        for k, cell in enumerate(cells):
+            period = _column_period(header[k]) if k < len(header) else frozenset()
+            out.extend(_with_scales(cell, header_scales, period))
     return out
 
 
-_COMPUTING = re.compile(  # words that say a figure was worked out, not read off ("a margin of", "rose 4.9%")
-    r"\d\s*[-+−×x*/÷]\s*[$€£(]?\d|\b(?:differen\w*|increas\w*|decreas\w*|grew|grow\w*|rose|rise[sn]?|fell|"
-    r"fall\w*|declin\w*|drop\w*|chang\w*|margins?|ratios?|totals?|sum|combined|altogether|average\w*|"
-    r"share of|proportion|gap|percentage|percent|improv\w*|reduc\w*)\b|%", re.IGNORECASE)
+def _with_scales(text: str, scales: set[float], periods: frozenset[str]) -> list[Stated]:
+    """Each figure of `text` as written, its digits alone ("3.2" of "3.2 billion": the same quantity with its
+    unit left out), and its value at each scale stated for it."""
+    out = []
+    for f in figures(text):
+        out.append(Stated(abs(f.value), periods))
+        if f.magnitude != 1.0:
+            out.append(Stated(abs(f.value) / f.magnitude, periods))
+        out.extend(Stated(abs(f.value) * s, periods) for s in scales if f.magnitude == 1.0)
+    return out
 
 
-def _operands(claim: str, sources: str) -> list[float]:
-    """Numbers a computation in `claim` may start from: those of the source lines that share a word with it
-    (the rows and sentences about what it speaks of), not every number of a page."""
-    wanted = {w for w in terms(claim) if not w[:1].isdigit()}
-    if _SHARE_OF.search(claim):  # a margin or a share is taken of the total: its rows are operands too
-        wanted |= _TOTALS
-    lines = [ln for part in sources.splitlines() for ln in re.split(r"(?<=[.;])\s+", part)]
-    chosen = [ln for ln in lines if wanted & set(terms(ln))] or lines  # "It rose 4.9%": about the passage
-    found = [f.value for ln in chosen for f in figures(ln) if not f.period]
-    every = [f.value for f in figures(sources)]
-    own = [f.value for f in figures(claim) if not f.period and stated(f, every)]  # "(2,117 - 2,018) / 2,018"
-    return own + found
+def _column_period(header: str) -> frozenset[str]:
+    """The year a column header names as its period ("2022", "Fiscal 2022"); none for a date ("January 28, 2023"
+    closes fiscal 2022 at a retailer, "December 31, 2022" fiscal 2022 elsewhere: a date names no fiscal year)."""
+    return frozenset() if _MONTH.search(header) else _years(header)
 
 
-_SHARE_OF = re.compile(r"\b(?:margin|ratio|share|proportion|percent(?:age)? of|% of|yield|rate)\b", re.IGNORECASE)
-_TOTALS = frozenset(terms("revenue revenues sales total net income assets"))
+def _years(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", text))
+
+
+def other_periods(claim: str, sources: str | Sequence[str], years: Sequence[str]) -> list[tuple[str, str]]:
+    """(figure, its period) for each figure of `claim` that its sources state only for a period other than the
+    `years` the question asks about ("15,785" from the 2021 column for a question about 2022). A claim that
+    names the other period itself says what it states, and is not caught."""
+    if not years:
+        return []
+    grounds = Sources.of([sources] if isinstance(sources, str) else sources)
+    asked, named = set(years), _years(claim)
+    out = []
+    for f in figures(claim):
+        places = grounds.periods(f)
+        if f.year or not places or any(not p or p & asked for p in places):
+            continue
+        other = sorted(set().union(*places) - asked)
+        if not set(other) & named:
+            out.append((f.raw, other[0]))
+    return out
+
+
+def unexplained(claim: str, sources: str | Sequence[str], allowed: str = "") -> list[str]:
+    """The figures of `claim` (as written) that neither its sources state nor a calculation it writes out or
+    gives the operands of recomputes from figures they state. `allowed` (the question, the cited file's name)
+    may be repeated without a source ("the top 3 ...")."""
+    grounds = Sources.of([sources] if isinstance(sources, str) else sources)
+    given = Sources.of([allowed])
+    found = figures(claim)
+    explained = {i for i, f in enumerate(found) if grounds.state(f) or given.state(f)}
+    explained |= _written_results(claim, found, explained)
+    explained |= _operand_counts(claim, found)
+    explained |= _implicit_results(found, explained)
+    return [f.raw for i, f in enumerate(found) if i not in explained]
+
+
+def _written_results(claim: str, found: list[Figure], explained: set[int]) -> set[int]:
+    """Indexes of figures that are the results of right calculations written in the claim whose operands are
+    all explained ("15,400 + 12,150 = 27,550")."""
+    out: set[int] = set()
+    for expression, value, result in calculations(claim):
+        operands = [i for i, f in enumerate(found) if f.end <= result.start and f.start >= expression[0]]
+        if operands and all(i in explained for i in operands) and _close(result, value):
+            out |= {i for i, f in enumerate(found) if f.start < result.end and f.end > result.start}
+    return out
+
+
+def _operand_counts(claim: str, found: list[Figure]) -> set[int]:
+    """Indexes of number words that count the operands of a calculation the claim writes ("the five regions sum
+    to a + b + c + d + e = ...")."""
+    counts = {len([f for f in found if expression[0] <= f.start and f.end <= result.start])
+              for expression, _, result in calculations(claim)}
+    return {i for i, f in enumerate(found) if not f.raw[:1].isdigit() and f.value in counts}
+
+
+def _implicit_results(found: list[Figure], explained: set[int]) -> set[int]:
+    """Indexes of unexplained figures equal to the difference, sum, ratio, share or change of two explained
+    figures of the same claim, or to the sum of all of them ("grew 11.5% from 15,785 to 17,606")."""
+    operands = [found[i] for i in sorted(explained) if not found[i].year][:MAX_IMPLICIT]
+    out: set[int] = set()
+    if not operands:
+        return out
+    for i, f in enumerate(found):
+        if i in explained or f.year:
+            continue
+        candidates = [sum(abs(o.value) for o in operands)] if len(operands) > 2 else []
+        for a, b in itertools.permutations([abs(o.value) for o in operands], 2):
+            candidates += [a - b, a + b] + ([a / b, a / b * 100, (a - b) / b * 100] if b else [])
+        if any(_close(f, c) for c in candidates):
+            out.add(i)
+    return out
+
+
+def _close(figure: Figure, value: float) -> bool:
+    """Whether `value` rounds to the figure as written (a percent may be written of a fraction: 0.049 = 4.9%)."""
+    targets = (value, value * 100) if figure.percent else (value,)
+    return any(abs(abs(figure.value) - abs(t)) <= figure.unit for t in targets)
 
 
 def arithmetic_errors(claim: str) -> list[str]:
     """Each calculation written out in `claim` ("(2,117 - 2,018) / 2,018 = 4.9%") whose result is not what
     its numbers give, rounded as written; with the recomputed value."""
-    text = CITE.sub(" ", claim)
     errors = []
+    for (_, text), value, result in calculations(claim):
+        if not _close(result, value):
+            shown = f"{value * 100:,.2f}%" if result.percent and abs(value) < 10 else _shown(value)
+            errors.append(f"{text.strip()} = {result.raw} (recomputed: {shown})")
+    return errors
+
+
+def _shown(value: float) -> str:
+    """A recomputed value as a person writes it: 65,255; 4.91; 0.0491."""
+    if abs(value) >= 100:
+        return f"{value:,.0f}" if abs(value - round(value)) < 0.005 else f"{value:,.2f}"
+    return f"{value:.4g}"
+
+
+def calculations(claim: str) -> list[tuple[tuple[int, str], float, Figure]]:
+    """((start, expression), its value, the result figure) of every 'expression = result' written in `claim`."""
+    text = CITE.sub(lambda m: " " * len(m.group(0)), claim)
+    out = []
     for m in _RESULT.finditer(text):
         expression = _EXPRESSION.search(text[:m.start()])
         if not expression or not _OPERATOR.search(expression.group(0).strip()[1:]):
@@ -158,24 +293,17 @@ def arithmetic_errors(claim: str) -> list[str]:
         value = _evaluate(expression.group(0))
         if value is None:
             continue
-        raw = m.group("c")
-        target = Figure(raw, float(raw.replace(",", "").replace("−", "-")),
-                        len(raw.split(".")[1]) if "." in raw else 0)
-        if not (_close(target, value) or (m.group("pct") and _close(target, value * 100))):
-            shown = f"{value * 100:,.2f}%" if m.group("pct") and abs(value) < 10 else f"{value:,.4g}"
-            errors.append(f"{expression.group(0).strip()} = {raw}{m.group('pct') or ''} (recomputed: {shown})")
-    return errors
-
-
-_RESULT = re.compile(r"(?:=|≈)\s*(?P<c>[-−]?\d[\d,]*(?:\.\d+)?)\s*(?P<pct>%)?")
-_EXPRESSION = re.compile(r"[-−–(]*\s*[$€£]?\d[\d,.]*%?\)*(?:\s*[-−–+×x*/÷]\s*\(*\s*[$€£]?\d[\d,.]*%?\)*)+\s*$")
-_OPERATOR = re.compile(r"[-−–+×x*/÷]")
+        raw = m.group("c") + (m.group("pct") or "")
+        digits = m.group("c").lstrip("-−$€£").replace(",", "")
+        result = Figure(raw, float(digits) * (-1 if m.group("c").startswith(("-", "−")) else 1),
+                        len(digits.split(".")[1]) if "." in digits else 0, bool(m.group("pct")),
+                        start=m.start("c"), end=m.end())
+        out.append(((expression.start(), expression.group(0)), value, result))
+    return out
 
 
 def _evaluate(expression: str) -> float | None:
     """The value of a written calculation (numbers, + - × / and brackets), or None when it is not one."""
-    import ast
-
     text = re.sub(r"[$€£,]", "", expression).translate(str.maketrans({"−": "-", "–": "-", "×": "*", "x": "*",
                                                                        "÷": "/"}))
     text = re.sub(r"(\d+(?:\.\d+)?)%", r"(\1/100)", text)

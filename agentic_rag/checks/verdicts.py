@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from agentic_rag.checks.claims import MIN_CLAIM_TERMS, ClaimDraft
-from agentic_rag.checks.figures import arithmetic_errors, unexplained
+from agentic_rag.checks.figures import arithmetic_errors, calculations, other_periods, unexplained
 from agentic_rag.language.concepts import forms_of, near
 from agentic_rag.language.quotes import EMBED_CHARS, Ask, Gate
 from agentic_rag.language.text import overlap, terms, unwrap
@@ -28,6 +28,10 @@ MIN_COSINE = 0.15  # cosine (quote, question) below which a quote is only partia
 STRONG = 0.75  # ... unless it holds this share of the question's concepts
 PARAPHRASE = Gate()  # the cosine and word share at which the extractor quotes a paraphrase
 _NEGATIVE = re.compile(r"\b(?:not|no|never|none|neither|nor|without)\b|n't\b", re.IGNORECASE)
+# Words that say a figure was worked out, not read off ("rose", "a margin of"); a percent sign alone says nothing.
+_COMPUTING = re.compile(r"\d\s*[-+−×x*/÷]\s*[$€£(]?\d|\b(?:differen\w*|increas\w*|decreas\w*|grew|grow\w*|rose|"
+                        r"rise[sn]?|fell|fall\w*|declin\w*|drop\w*|chang\w*|margins?|ratios?|totals?|sum|combined|"
+                        r"altogether|average\w*|share of|proportion|gap|improv\w*|reduc\w*)\b", re.IGNORECASE)
 _PAGE_REF = re.compile(r"\b(?:page|p\.|pp\.)\s*(\d+)", re.IGNORECASE)
 
 
@@ -143,18 +147,44 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
     if wrong:
         return replace(claim, verdict="unsupported", reason=f"its arithmetic does not add up: {wrong[0]}",
                        refuted=True)
-    sources = " ".join(f"{b.chunk.file_name} {' '.join(b.chunk.heading_path)} {b.chunk.index_text}" for b in cited)
+    sources = [f"{b.chunk.file_name} {' '.join(b.chunk.heading_path)} {b.chunk.index_text}"
+               for b in _same_place(cited, blocks)]
     missing = unexplained(draft.text, sources, question + " " + " ".join(f"page {p}" for p in pages))
-    if missing and claim.verdict != "unsupported":
-        # A figure its source does not give is the costliest error an answer makes: never "partly" right.
-        return replace(claim, verdict="unsupported", reason=f"{missing[0]} is neither in the cited passage nor "
-                                                            "computed from its numbers", refuted=True)
+    if missing:
+        # A figure its source does not give is the costliest error an answer makes: never "partly" right. A
+        # figure worked out without showing from what is unsupported, not proved wrong: the check cannot redo it.
+        if _COMPUTING.search(draft.text):
+            return replace(claim, verdict="unsupported", reason=f"{missing[0]} is not in the cited passage, and the "
+                                                                "claim does not show the calculation it comes from")
+        return replace(claim, verdict="unsupported", reason=f"{missing[0]} is not in the cited passage",
+                       refuted=True)
+    wrong_period = other_periods(draft.text, sources, re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", question))
+    if wrong_period:
+        figure, period = wrong_period[0]
+        return replace(claim, verdict="unsupported", refuted=True,
+                       reason=f"{figure} is the passage's {period} figure, not the period the question asks about")
+    if calculations(draft.text):
+        # Every figure of a written-out calculation was grounded and the engine recomputed its result.
+        return replace(claim, verdict="supported", reason="its figures are in the cited passages and the engine "
+                                                          "recomputed its calculation")
     words = {t for t in terms(draft.text) if not t[:1].isdigit()}
-    share = overlap(words, sources)
+    share = overlap(words, " ".join(sources))
     if claim.verdict == "supported" and len(words) >= MIN_CLAIM_TERMS and share < GROUNDED:
         return replace(claim, verdict="partial", reason=f"only {share:.0%} of its words are in the cited passage "
                                                         f"({claim.reason or 'the model said supported'})")
     return claim
+
+
+def _same_place(cited: Sequence[ContextBlock], blocks: Mapping[int, ContextBlock]) -> list[ContextBlock]:
+    """The cited passages and the other passages of the same pages, sheets or slides: a statement cut into
+    several chunks is one source (an operand in the next chunk of the same table counts)."""
+    def place(block: ContextBlock):
+        where = block.chunk.location
+        return (block.chunk.doc_id, where.page, where.sheet, where.slide) if (where.page or where.sheet or
+                                                                              where.slide) else None
+
+    places = {place(b) for b in cited} - {None}
+    return [*cited, *(b for b in blocks.values() if b not in cited and place(b) in places)]
 
 
 def _uncited(claim: Claim, coverage: Sequence[Coverage]) -> Claim:

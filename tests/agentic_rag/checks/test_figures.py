@@ -1,35 +1,58 @@
-"""agentic_rag.checks.figures: years, units and arithmetic from cited numbers; a number nobody stated."""
+"""agentic_rag.checks.figures: a figure is grounded by construction, stated by its passage (rescaled only by a
+scale the passage states) or recomputed from a calculation the claim writes out; never by a search over the
+passage's numbers; and a figure of another period than the question's is caught."""
 
 from __future__ import annotations
 
 import pytest
 
 from agentic_rag.checks.claims import split_claims
-from agentic_rag.checks.figures import arithmetic_errors, unexplained
+from agentic_rag.checks.figures import arithmetic_errors, figures, other_periods, unexplained
 from agentic_rag.checks.verdicts import check_claim
 from agentic_rag.types import ContextBlock, Verdict
-from tests.helpers.agent import Q, _hit
+from tests.helpers.agent import Q, _hit, make_chunk
+
+STATEMENT = ("CONSOLIDATED STATEMENTS OF INCOME (In millions)\n| | 2022 | 2021 |\n| --- | --- | --- |\n"
+             "| Subscription | $ 16,388 | $ 14,573 |\n| Product | 532 | 555 |\n| Services and other | 686 | 657 |\n"
+             "| Total revenue | 17,606 | 15,785 |")
+
+
+def _check(claim: str, *texts: str, question: str = Q, page: int = 41):
+    blocks = {i: ContextBlock(i, _hit(make_chunk("10k", "10k.pdf", text, ordinal=i, page=page)))
+              for i, text in enumerate(texts, start=1)}
+    return check_claim(split_claims(claim)[0], Verdict(0, "supported", 1), blocks, question=question)
 
 
 @pytest.mark.parametrize("claim", [
-    "Adjusted EBITDA was $2,018 million vs $2,117 million in fiscal 2022 [P1].",  # years are periods
-    "Adjusted EBITDA rose 4.9% from 2022 to 2023 [P1].",  # a computed change
-    "Adjusted EBITDA grew by $99 million [P1].",  # a computed difference, with a scale word
-    "The Adjusted EBITDA margin was 20.2% in 2023 [P1].",  # a ratio to net sales
-    "Adjusted EBITDA was about $2.1 billion in 2023 [P1].",  # rounded and rescaled
-    "(2,117 - 2,018) / 2,018 = 4.9% [P1].",
+    "Adjusted EBITDA was $2,018 million vs $2,117 million in fiscal 2022 [P1].",  # the scale the table states
+    "Adjusted EBITDA was about $2.1 billion in 2023 [P1].",  # rounded and rescaled by the stated scale
+    "(2,117 - 2,018) / 2,018 = 4.9% [P1].",  # a calculation written out, recomputed
+    "Adjusted EBITDA rose 4.9% from $2,018 million to $2,117 million [P1].",  # operands given in words
+    "The margin was 20.2% (2,117 / 10,500 = 20.2%) [P1].",
 ])
-def test_years_units_and_arithmetic_from_cited_numbers_are_not_absent_numbers(filing, claim):
+def test_stated_rescaled_and_recomputed_figures_are_supported(filing, claim):
     blocks = {1: ContextBlock(1, _hit(filing.chunks[0]))}
     checked = check_claim(split_claims(claim)[0], Verdict(0, "supported", 1), blocks, question=Q)
     assert checked.verdict == "supported", checked.reason
+
+
+@pytest.mark.parametrize("claim", [
+    "Adjusted EBITDA rose 4.9% from 2022 to 2023 [P1].",  # a change whose operands it does not give
+    "Adjusted EBITDA grew by $99 million [P1].",
+    "The Adjusted EBITDA margin was 20.2% in 2023 [P1].",
+])
+def test_a_figure_worked_out_without_showing_how_is_unsupported_not_refuted(filing, claim):
+    blocks = {1: ContextBlock(1, _hit(filing.chunks[0]))}
+    checked = check_claim(split_claims(claim)[0], Verdict(0, "supported", 1), blocks, question=Q)
+    assert checked.verdict == "unsupported" and not checked.refuted, checked.reason
+    assert "does not show the calculation" in checked.reason
 
 
 def test_a_number_nobody_stated_or_wrong_arithmetic_is_caught(filing):
     blocks = {1: ContextBlock(1, _hit(filing.chunks[0]))}
     made_up = check_claim(split_claims("Adjusted EBITDA was 2,311 in 2023 [P1].")[0], Verdict(0, "supported", 1),
                           blocks, question=Q)
-    assert made_up.verdict == "unsupported" and "2,311" in made_up.reason
+    assert made_up.verdict == "unsupported" and made_up.refuted and "2,311" in made_up.reason
     wrong = check_claim(split_claims("EBITDA rose 2,117 - 2,018 = 89 million [P1].")[0],
                         Verdict(0, "supported", 1), blocks, question=Q)
     assert wrong.verdict == "unsupported" and "recomputed: 99" in wrong.reason
@@ -37,3 +60,66 @@ def test_a_number_nobody_stated_or_wrong_arithmetic_is_caught(filing):
     assert unexplained("It has six layers", "The encoder has 6 layers.") == []
     assert unexplained("It has 6 layers", "The encoder has six layers.") == []
     assert unexplained("It has 7 heads", "8 heads, 6 layers, 512 dimensions, 10,500 and 9,800") == ["7"]
+
+
+@pytest.mark.parametrize("claim, source", [
+    ("Total revenue grew by $1,921 million, from $15,785 million to $17,606 million.", STATEMENT),  # 1,821
+    ("Adobe's total revenue in fiscal 2022 was $18,606 million.", STATEMENT),  # one digit off
+    ("The warmup uses warmup_steps = 8000.", "We used warmup_steps = 4000 and 8 heads."),  # no 10^3 rescaling
+    ("BERT masks 20% of the tokens.", "We mask 15% of all WordPiece tokens, 2 of 10 at random."),  # 20 = 2/10
+    ("The model stacks up to 202 layers.", "We train networks of up to 152 layers in 2015."),  # "up to" is no period
+    ("The team grew to 19 engineers.", "The team hired 9 engineers in 2019."),  # "to 19" is a value
+    ("Total revenue was $17,606 billion.", STATEMENT),  # a scale the table does not state
+])
+def test_wrong_figures_models_write_are_never_grounded(claim, source):
+    assert unexplained(claim, source), claim
+
+
+@pytest.mark.parametrize("claim, source", [
+    ("The five regions sum to 15,400 + 12,150 + 18,320 + 10,975 + 8,410 = 65,255.",
+     "| Region | Units |\n| --- | --- |\n| North | 15,400 |\n| South | 12,150 |\n| East | 18,320 |\n"
+     "| West | 10,975 |\n| Central | 8,410 |"),  # a column total
+    ("Revenue grew 11.5% from $15,785 million to $17,606 million.", STATEMENT),
+    ("(17,606 - 15,785) / 15,785 = 11.5%", STATEMENT),
+    ("Total revenue was $17.6 billion.", STATEMENT),
+    ("The team grew to 19 engineers.", "The team hired 19 engineers."),
+])
+def test_right_figures_and_calculations_are_grounded(claim, source):
+    assert unexplained(claim, source) == [] and arithmetic_errors(claim) == []
+
+
+def test_a_wrong_column_total_is_refuted_and_a_right_one_supported():
+    rows = "| Region | Units |\n| --- | --- |\n| A | 15,400 |\n| B | 12,150 |\n| C | 18,320 |\n| D | 10,975 |\n| E | 8,410 |"
+    right = _check("The total is 15,400 + 12,150 + 18,320 + 10,975 + 8,410 = 65,255 [P1].", rows)
+    wrong = _check("The total is 15,400 + 12,150 + 18,320 + 10,975 + 8,410 = 66,255 [P1].", rows)
+    assert right.verdict == "supported" and not right.refuted, right.reason
+    assert wrong.verdict == "unsupported" and wrong.refuted and "recomputed: 65,255" in wrong.reason
+
+
+def test_operands_in_another_chunk_of_the_same_page_count():
+    # the margin's two operands sit in two chunks of one statement page; the claim cites only the first
+    first = "CONSOLIDATED STATEMENTS OF INCOME (In millions)\n| | 2022 |\n| --- | --- |\n| Total revenue | 17,606 |"
+    second = "| | 2022 |\n| --- | --- |\n| Operating income | 6,098 |"
+    checked = _check("The operating margin was 6,098 / 17,606 = 34.6% [P1].", first, second,
+                     question="What was the operating margin in 2022?")
+    assert checked.verdict == "supported", checked.reason
+    elsewhere = {1: ContextBlock(1, _hit(make_chunk("10k", "10k.pdf", first, page=41))),
+                 2: ContextBlock(2, _hit(make_chunk("10k", "10k.pdf", second, ordinal=1, page=77)))}
+    other = check_claim(split_claims("The operating margin was 6,098 / 17,606 = 34.6% [P1].")[0],
+                        Verdict(0, "supported", 1), elsewhere, question="What was the operating margin in 2022?")
+    assert other.verdict == "unsupported"  # an operand on another page is no operand of this passage
+
+
+def test_a_figure_of_another_period_than_the_question_asks_is_refuted():
+    asked = "What was Adobe's total revenue in fiscal 2022?"
+    assert other_periods("Total revenue was $15,785 million.", STATEMENT, ["2022"]) == [("$15,785 million", "2021")]
+    assert other_periods("Total revenue was $17,606 million.", STATEMENT, ["2022"]) == []
+    assert other_periods("In 2021 it was $15,785 million.", STATEMENT, ["2022"]) == []  # it says which year
+    checked = _check("Total revenue was $15,785 million [P1].", STATEMENT, question=asked)
+    assert checked.verdict == "unsupported" and checked.refuted and "2021" in checked.reason
+    assert _check("Total revenue was $17,606 million [P1].", STATEMENT, question=asked).verdict == "supported"
+
+
+def test_references_to_a_documents_parts_are_not_quantities():
+    assert [f.raw for f in figures("See Table 2 and Section 3.1 on page 47 of the 10-K [11].")] == []
+    assert [f.raw for f in figures("Revenue was 17,606 in 2022.")] == ["17,606", "2022"]
