@@ -127,4 +127,4 @@ def _states_no_count(question: str, drafts) -> bool:
     """"How many / how much" answered without any figure. (Requiring the figure next to what is counted, as the
     extractor does, also capped right answers that name the counted thing differently, "92,000 employees" for
     "people": on the held-out set it lowered AUROC 0.764 -> 0.730 and caught no wrong answer, so it is not used.)"""
-    return Ask.of(question).counts and not any(not f.period for d in drafts for f in figures(d.text))
+    return Ask.of(question).counts and not any(not f.year for d in drafts for f in figures(d.text))

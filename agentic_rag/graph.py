@@ -14,7 +14,7 @@ from agentic_rag.brains.model import ModelBrain
 from agentic_rag.brains.offline import OfflineBrain
 from agentic_rag.checks.citations import display
 from agentic_rag.language.meaning import remembering
-from agentic_rag.seams import Brain, Retriever
+from agentic_rag.seams import Brain, Retriever, TableSource
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps import analyze, decompose_step, retrieve, synthesize, verify
 from agentic_rag.types import AnswerResult, Budgets, Citation, Usage
@@ -24,11 +24,13 @@ HISTORY_TURNS = 3
 DEFAULT_BUDGETS = Budgets()  # frozen, so one shared default is safe
 
 
-def build_agent(brain: Brain, retriever: Retriever, *, embedder: Embedder | None = None, budgets: Budgets = DEFAULT_BUDGETS) -> Agent:
+def build_agent(brain: Brain, retriever: Retriever, *, embedder: Embedder | None = None,
+                budgets: Budgets = DEFAULT_BUDGETS, tables: TableSource | None = None) -> Agent:
     """An Agent over `retriever` thinking with `brain` (GeminiBrain or OfflineBrain).
 
     `embedder` (optional) sharpens the offline brain's choice of sentences and measures meaning for the checks and
-    the confidence, whichever brain answers; one memory of its vectors is shared by all of them.
+    the confidence, whichever brain answers; one memory of its vectors is shared by all of them. `tables`
+    (the library's TableStore) lets a question about figures be answered by a query over the documents' tables.
     """
     if not isinstance(brain, (ModelBrain, OfflineBrain)):
         raise ValueError("brain must be a GeminiBrain (make_gemini_brain), a LocalBrain (make_local_brain) or an "
@@ -38,7 +40,7 @@ def build_agent(brain: Brain, retriever: Retriever, *, embedder: Embedder | None
         brain = offline
     else:
         offline = OfflineBrain(remembering(embedder))
-    return Agent(brain, offline, retriever, budgets, offline.embedder)
+    return Agent(brain, offline, retriever, budgets, offline.embedder, tables)
 
 
 def _node(step: Callable[[AgentState, Run], dict]):
@@ -73,10 +75,11 @@ class Agent:
     """Answers questions about the indexed documents; one compiled graph, reused for every question."""
 
     def __init__(self, brain: Brain, offline: Brain, retriever: Retriever, budgets: Budgets,
-                 embedder: Embedder | None = None):
+                 embedder: Embedder | None = None, tables: TableSource | None = None):
         self.brain = brain
         self.offline = offline
         self.embedder = embedder
+        self.tables = tables
         self.retriever = retriever
         self.budgets = budgets
         self._graph = _compile()
@@ -106,7 +109,7 @@ class Agent:
             return AnswerResult(answer="", mode=self.brain.mode)
         started = time.monotonic()
         run = Run(self.brain, self.offline, self.retriever, self.budgets, started + self.budgets.seconds,
-                  self.embedder, on_event, on_token)
+                  self.embedder, self.tables, on_event, on_token)
         state = {"question": question, "history": tuple((q, a) for q, a in history)[-HISTORY_TURNS:],
                  "filters": filters, "strategy": strategy, "k": k, "verify": verify, "mode": self.brain.mode,
                  "loops": 0, "trace": [], "warnings": []}

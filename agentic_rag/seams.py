@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from advanced_retrieval import Filters, Hit
+from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.types import Analysis, BrainReply, ContextBlock, Coverage
 from document_processor import Chunk
 
@@ -35,6 +36,17 @@ class Retriever(Protocol):
     def document_chunks(self, doc_id: str) -> list[Chunk]: ...
 
 
+class TableSource(Protocol):
+    """The documents' tables as data (advanced_retrieval.tables.TableStore is the real one): what tables a
+    document has, their first rows, and one read-only query with a time and a row limit."""
+
+    def tables(self, doc_ids: Sequence[str] | None = None) -> list[TableInfo]: ...
+
+    def rows(self, table: TableInfo, first: int = 1, count: int = 200) -> list[tuple]: ...
+
+    def query(self, sql: str, *, seconds: float = 5.0, max_rows: int = 200) -> QueryResult: ...
+
+
 class Brain(Protocol):
     """Plans, answers and checks one question; `mode` is "gemini", "local" or "offline"."""
 
@@ -45,6 +57,8 @@ class Brain(Protocol):
     def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
                coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, *,
                deadline: float, focus: Sequence[str] = ()) -> BrainReply: ...
+
+    def table_sql(self, question: str, schemas: str, *, deadline: float) -> BrainReply: ...
 
     def verify(self, drafts: Sequence, blocks: Sequence[ContextBlock], *, question: str,
                deadline: float) -> BrainReply: ...

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Annotated, TypedDict
 
 from advanced_retrieval import Filters, Hit
-from agentic_rag.seams import Brain, Retriever
+from agentic_rag.seams import Brain, Retriever, TableSource
 from agentic_rag.types import Analysis, Budgets, Claim, ContextBlock, Coverage, Draft
 from vector_db import Embedder
 
@@ -29,6 +29,7 @@ class AgentState(TypedDict, total=False):
     sub_hits: tuple[tuple[str, tuple[Hit, ...]], ...]  # step 3: every query so far and its hits
     coverage: tuple[Coverage, ...]  # step 3, negation/exhaustive questions: every document checked
     new_hits: int  # chunks the latest retrieval added
+    computed: dict | None  # step 3: the query run over a table and its result (Computation.to_dict()), if any
     blocks: tuple[ContextBlock, ...]  # step 4: every passage numbered so far ([P n], stable for the question)
     draft: Draft  # step 4: the answer as written, and what it could not answer
     answer_mode: str  # which brain wrote the answer: "gemini" or "offline"
@@ -52,7 +53,8 @@ class Run:
     """Collaborators and callbacks of one question (LangGraph's run context).
 
     `offline` is the brain a step falls back to when the model fails or a budget runs out; `embedder` (None
-    without one) measures meaning for the checks and the confidence, whichever brain answered.
+    without one) measures meaning for the checks and the confidence, whichever brain answered; `tables` are the
+    documents' tables as data, which the retrieve step queries for a question about figures.
     """
 
     brain: Brain
@@ -61,6 +63,7 @@ class Run:
     budgets: Budgets
     deadline: float
     embedder: Embedder | None = None
+    tables: TableSource | None = None  # the documents' tables as data, for the compute route (None: quote only)
     on_event: Callable[[str, dict], None] | None = None
     on_token: Callable[[str], None] | None = None
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 UNANSWERABLE = "unanswerable"
-FIELDS = ("question", "doc", "pages", "sheets", "answer", "kind", "id", "note")
+FIELDS = ("question", "doc", "pages", "sheets", "answer", "kind", "id", "note", "value", "tolerance", "unit",
+          "family", "gold_cells", "items", "sections", "points", "item_pages", "locator")
 
 
 class DatasetError(ValueError):
@@ -52,6 +53,12 @@ class EvalQuestion:
     kind: str = ""
     id: str = ""
     line: int = 0
+    value: float | None = None  # the gold figure, when the answer is one (as printed: 17606 for "$17,606 million")
+    tolerance: float = 0.0  # how far a figure may be from `value` and still be it (its rounding as printed)
+    family: str = ""  # paper | filing | office | scan | sheet | csv | ...: for per-family reports
+    items: tuple[tuple[str, ...], ...] = ()  # a list question's complete gold items, each as alternatives
+    sections: tuple[tuple[str, ...], ...] = ()  # the sections a whole-document or section answer must cover
+    points: tuple[tuple[str, ...], ...] = ()  # the key points a summary must make
 
     @property
     def unanswerable(self) -> bool:
@@ -115,8 +122,9 @@ def parse_question(record: object, line: int = 0) -> EvalQuestion:
     if not isinstance(kind, str):
         raise ValueError("'kind' must be a string")
     kind = kind.strip().lower()
-    if kind == UNANSWERABLE and any(record.get(f) for f in ("doc", "pages", "sheets", "answer")):
-        raise ValueError("an unanswerable question takes no 'doc', 'pages', 'sheets' or 'answer'")
+    if kind == UNANSWERABLE and any(record.get(f) for f in ("answer", "value")):
+        raise ValueError("an unanswerable question takes no 'answer' or 'value' (its 'doc' may name the file it "
+                         "asks about)")
     return EvalQuestion(
         question=question.strip(),
         gold=_parse_gold(record.get("doc"), record.get("pages"), record.get("sheets")),
@@ -124,7 +132,37 @@ def parse_question(record: object, line: int = 0) -> EvalQuestion:
         kind=kind,
         id=str(record.get("id") or f"q{line}"),
         line=line,
+        value=_parse_number(record.get("value"), "value"),
+        tolerance=_parse_number(record.get("tolerance"), "tolerance") or 0.0,
+        family=str(record.get("family") or "").strip().lower(),
+        items=_parse_groups(record.get("items"), "items"),
+        sections=_parse_groups(record.get("sections"), "sections"),
+        points=_parse_groups(record.get("points"), "points"),
     )
+
+
+def _parse_number(value: object, field: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"'{field}' must be a number")
+    return float(value)
+
+
+def _parse_groups(value: object, field: str) -> tuple[tuple[str, ...], ...]:
+    """A list of groups of alternatives (strings); a bare string is a group of one."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ValueError(f"'{field}' must be a list of groups of alternatives")
+    groups = []
+    for group in value:
+        alternatives = [group] if isinstance(group, str) else group
+        if not isinstance(alternatives, list) or not all(isinstance(a, str) and a.strip() for a in alternatives):
+            raise ValueError(f"every group in '{field}' must be a string or a list of strings")
+        if alternatives:
+            groups.append(tuple(a.strip() for a in alternatives))
+    return tuple(groups)
 
 
 def _parse_gold(doc: object, pages: object, sheets: object = None) -> tuple[GoldSource, ...]:

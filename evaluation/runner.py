@@ -19,6 +19,7 @@ from evaluation.metrics import (
     mean,
     missing_groups,
     mrr,
+    numbers_in,
     percentile,
     supported_claims,
 )
@@ -225,6 +226,9 @@ def judge_answer(question: EvalQuestion, text: str, refused: bool) -> tuple[bool
     if not question.answer:
         return None, "answered (no key facts to check)"
     missing = missing_groups(text, question.answer)
+    if missing and question.value is not None and len(missing) == 1 and missing[0] == question.answer[0] \
+            and any(abs(n - question.value) <= max(question.tolerance, 1e-9) for n in numbers_in(text)):
+        missing = []  # the gold figure, written another way (17606.0, 17,606.00)
     if missing:
         return False, "missing " + "; ".join(" | ".join(group) for group in missing)
     return True, f"all {len(question.answer)} key fact(s) present"

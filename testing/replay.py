@@ -31,11 +31,13 @@ from pathlib import Path
 
 from agentic_rag import build_agent, make_gemini_brain
 from evaluation.metrics import alternative_in, auroc
+from testing import figure_replies
 from testing.gemini_stub import GeminiStub, StubReply, plan_for
 
 KINDS_ANSWERABLE = ("right", "wrong number", "wrong passage", "invented", "false refusal")
 KINDS_UNANSWERABLE = ("right refusal", "quote as answer")
-RIGHT = {"right", "right refusal"}
+KINDS = (*KINDS_ANSWERABLE, *KINDS_UNANSWERABLE, *figure_replies.KINDS)
+RIGHT = {"right", "right refusal", *figure_replies.RIGHT_KINDS}
 _PASSAGE = re.compile(r"^\[P(\d+)\] [^\n]*\n(.*?)(?=\n\n\[P\d+\] |\n</passages>)", re.MULTILINE | re.DOTALL)
 
 
@@ -98,20 +100,26 @@ def reply_for(kind: str, groups, prompt: str) -> str | None:
 
 
 def run(kb, embedder, questions, stub: GeminiStub) -> list[dict]:
-    """Every kind of reply for every question: its confidence and whether it was right by construction."""
+    """Every kind of reply for every question: its confidence, whether it was right by construction, and
+    whether every claim was shown as supported. A question whose answer is a figure also gets the figure kinds
+    (testing.figure_replies). The stub's model writes no query over the tables: the figures are its own."""
     brain = make_gemini_brain("replay-key", model="gemini-replay", base_url=stub.base_url, timeout=10.0)
-    agent = build_agent(brain, kb.retriever, embedder=embedder)
+    agent = build_agent(brain, kb.retriever, embedder=embedder, tables=kb.tables)
     out = []
     for q in questions:
         kinds = KINDS_ANSWERABLE if q.answer else KINDS_UNANSWERABLE
+        kinds += figure_replies.KINDS if figure_replies.numeric(q.answer) else ()
         for kind in kinds:
             written: list[str | None] = []
 
             def responder(request, kind=kind, q=q, written=written):
                 if "You plan how to answer" in request.system:
                     return StubReply(text=json.dumps(plan_for(q.question)))
+                if "You write one read-only SQL query" in request.system:
+                    return StubReply(text=json.dumps({"sql": "", "reason": "answered from the passages"}))
                 if "You answer questions using ONLY" in request.system:
-                    text = reply_for(kind, q.answer, request.prompt)
+                    text = (figure_replies.figure_reply(kind, q.answer, request.prompt, q.question)
+                            if kind in figure_replies.KINDS else reply_for(kind, q.answer, request.prompt))
                     written.append(text)
                     return StubReply(text=text or "[[NOT FOUND]] I could not find this.", chunks=3)
                 claims = re.findall(r"^(\d+)\. .*?\(cites (?:\[P(\d+)\])?", request.prompt, re.MULTILINE)
@@ -124,18 +132,22 @@ def run(kb, embedder, questions, stub: GeminiStub) -> list[dict]:
             if not written or written[0] is None:
                 continue  # the passages did not allow this kind of reply for this question
             out.append({"id": q.id, "kind": kind, "right": kind in RIGHT, "confidence": result.confidence,
-                        "mode": result.mode, "features": result.confidence_features})
+                        "mode": result.mode, "features": result.confidence_features,
+                        "supported": bool(result.claims) and all(c.verdict == "supported" for c in result.claims),
+                        "reply": written[0], "claims": [(c.verdict, c.reason) for c in result.claims]})
     return out
 
 
 def report(rows: list[dict]) -> dict:
     pairs = [(r["confidence"], r["right"]) for r in rows]
     print(f"{len(rows)} replies, {sum(r['right'] for r in rows)} right")
-    for kind in (*KINDS_ANSWERABLE, *KINDS_UNANSWERABLE):
-        mine = [r["confidence"] for r in rows if r["kind"] == kind]
+    for kind in KINDS:
+        mine = [r for r in rows if r["kind"] == kind]
         if mine:
-            print(f"  {kind:15s} {len(mine):3d}  mean confidence {sum(mine) / len(mine):.2f}  "
-                  f"shown >= 0.8: {sum(c >= 0.8 for c in mine)}  below 0.5: {sum(c < 0.5 for c in mine)}")
+            shown = [r["confidence"] for r in mine]
+            print(f"  {kind:24s} {len(mine):3d}  mean confidence {sum(shown) / len(shown):.2f}  "
+                  f"shown supported {sum(r['supported'] for r in mine) / len(mine):.0%}  "
+                  f"shown >= 0.8: {sum(c >= 0.8 for c in shown)}  below 0.5: {sum(c < 0.5 for c in shown)}")
     for lo, hi in ((0, .2), (.2, .5), (.5, .8), (.8, 1.01)):
         band = [r for c, r in pairs if lo <= c < hi]
         print(f"  [{lo:.1f}, {min(hi, 1):.1f})  {len(band):3d}  accuracy "
@@ -145,21 +157,34 @@ def report(rows: list[dict]) -> dict:
     summary = {"replies": len(rows), "auroc": auroc(pairs),
                "right_at_80": sum(high) / len(high) if high else None, "shown_at_80": len(high),
                "wrong_below_50": sum(c < 0.5 for c in wrong) / len(wrong) if wrong else None}
+    figure_rows = [r for r in rows if r["kind"] in figure_replies.KINDS]
+    summary["figures"] = {
+        "replies": len(figure_rows), "auroc": auroc([(r["confidence"], r["right"]) for r in figure_rows]),
+        "wrong_shown_supported": sum(r["supported"] for r in figure_rows if not r["right"]),
+        "wrong": sum(not r["right"] for r in figure_rows),
+        "right_shown_supported": sum(r["supported"] for r in figure_rows if r["right"]),
+        "right": sum(r["right"] for r in figure_rows)}
     print(f"  AUROC {summary['auroc']:.3f}; right when >= 0.8: {summary['right_at_80']}; "
           f"wrong below 0.5: {summary['wrong_below_50']:.3f}")
+    f = summary["figures"]
+    print(f"  figures: {f['replies']} replies, AUROC {f['auroc'] if f['auroc'] is None else round(f['auroc'], 3)}; "
+          f"wrong shown supported {f['wrong_shown_supported']}/{f['wrong']}; "
+          f"right shown supported {f['right_shown_supported']}/{f['right']}")
     return summary
 
 
-def replay(runs: Sequence[tuple]) -> dict:
+def replay(runs: Sequence[tuple], rows_out: Path | None = None) -> dict:
     """Every kind of reply for every question of each (library, embedder, questions) run, through one stub;
-    prints the report and returns its summary (and the count of replies per kind)."""
+    prints the report and returns its summary (and the count of replies per kind). `rows_out` keeps every
+    reply with its verdicts and confidence (JSON lines), to read what a kind got wrong."""
     rows = []
     with GeminiStub() as stub:
         for kb, embedder, questions in runs:
             rows += run(kb, embedder, questions, stub)
+    if rows_out is not None:
+        rows_out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     summary = report(rows)
-    return {"replay": summary, "kinds": {k: sum(r["kind"] == k for r in rows)
-                                         for k in (*KINDS_ANSWERABLE, *KINDS_UNANSWERABLE)}}
+    return {"replay": summary, "kinds": {k: sum(r["kind"] == k for r in rows) for k in KINDS}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", action="append", type=Path, required=True, dest="data_dirs",
                         help="a library the eval built (repeatable, one per dataset)")
     parser.add_argument("datasets", nargs="+", help="the JSONL file or bundled set of each --data-dir, in order")
+    parser.add_argument("--rows", type=Path, help="write every reply, its verdicts and confidence here (JSON lines)")
     args = parser.parse_args(argv)
     if len(args.data_dirs) != len(args.datasets):
         parser.error("give one dataset per --data-dir")
@@ -191,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             config = wiring.Config.from_env(data_dir=data_dir)
             embedder = wiring.make_embedder(config)
             runs.append((wiring.open_library(config, embedder=embedder), embedder, load_dataset(path)))
-        print(json.dumps(replay(runs)))
+        print(json.dumps(replay(runs, args.rows)))
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
+from agentic_rag.tables.compute import shown
 from ui import helpers as ui
 from ui import source_viewer as sv
 
@@ -169,6 +170,29 @@ def retrieval_markdown(answer, top: int = 3) -> str:
         mentioned = sum(1 for c in coverage if c.mentioned)
         blocks.append(f"Checked every document: {mentioned} of {len(coverage)} mention it.")
     return "\n".join(blocks)
+
+
+def computation_markdown(answer) -> str:
+    """The query the engine ran over a table for this answer: the table, the SQL, its result and the cells it
+    read; or why it computed nothing. '' when the question asked for no figure."""
+    found = next((t["details"]["computed"] for t in answer.trace
+                  if t.get("step") == "retrieve" and (t.get("details") or {}).get("computed")), None)
+    if not found:
+        return ""
+    if not found.get("sql") or found.get("note"):
+        return f"_No calculation from the tables: {ui.md_text(found.get('note') or 'no query')}._"
+    lines = [f"**From** {ui.md_text(found.get('table') or 'the tables')} · written by "
+             f"{'the model' if found.get('source') == 'model' else 'the rules'}",
+             f"```sql\n{found['sql'].replace('`', chr(39))}\n```"]
+    columns, rows = found.get("columns") or [], found.get("rows") or []
+    if columns and rows:
+        lines.append("| " + " | ".join(ui.md_text(str(c)) for c in columns) + " |")
+        lines.append("|" + " --- |" * len(columns))
+        lines += ["| " + " | ".join(ui.md_text(shown(v)) for v in row) + " |" for row in rows]
+    notes = ["_(more rows were cut at the row limit)_"] if found.get("truncated") else []
+    if found.get("cells"):
+        notes.append(f"**Cells read:** {ui.md_text(found['cells'])}")
+    return "\n\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:]) + "".join(f"\n\n{n}" for n in notes)
 
 
 def claims_markdown(answer) -> str:

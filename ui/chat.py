@@ -188,6 +188,10 @@ def reasoning_tab(answer) -> None:
     st.markdown(av.analysis_markdown(answer))
     st.markdown("##### Sub-questions and retrieval")
     st.markdown(av.retrieval_markdown(answer))
+    computed = av.computation_markdown(answer)
+    if computed:
+        st.markdown("##### Calculation")
+        st.markdown(computed)
     st.markdown("##### Verification")
     st.markdown(av.claims_markdown(answer))
     st.markdown("##### Steps")

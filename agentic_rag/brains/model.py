@@ -13,7 +13,15 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
-from agentic_rag.brains.prompts import PlanOut, VerifyOut, answer_messages, plan_messages, verify_messages
+from agentic_rag.brains.prompts import (
+    PlanOut,
+    TableSqlOut,
+    VerifyOut,
+    answer_messages,
+    plan_messages,
+    tables_messages,
+    verify_messages,
+)
 from agentic_rag.checks.claims import ClaimDraft
 from agentic_rag.context import render_coverage
 from agentic_rag.language.question_rules import classify, decompose, negation_target
@@ -61,6 +69,11 @@ class ModelBrain:
         text = THINKING.sub("", r.value, count=1) if r.value.lstrip().lower().startswith("<think") else r.value
         draft = Draft(text.replace(NOT_FOUND_MARK, "").strip(), refused=NOT_FOUND_MARK in text, truncated=r.truncated)
         return BrainReply(draft, r.calls, r.input_tokens, r.output_tokens)
+
+    def table_sql(self, question: str, schemas: str, *, deadline: float) -> BrainReply:
+        """One read-only query over the described tables ('' when they cannot answer), from one structured call."""
+        r = self._call("tables", tables_messages(question, schemas), deadline=deadline, schema=TableSqlOut)
+        return BrainReply(r.value.sql.strip(), r.calls, r.input_tokens, r.output_tokens)
 
     def verify(self, drafts: Sequence[ClaimDraft], blocks: Sequence[ContextBlock], *, question: str,
                deadline: float) -> BrainReply:

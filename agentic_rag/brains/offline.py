@@ -18,6 +18,7 @@ from agentic_rag.language.meaning import remembering
 from agentic_rag.language.question_rules import classify, plan_question
 from agentic_rag.language.quotes import Gate, Passages, find_quotes
 from agentic_rag.language.text import sentences
+from agentic_rag.tables.compute import is_computed
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, Analysis, BrainReply, ContextBlock, Coverage, Draft
 from vector_db import Embedder
 
@@ -46,14 +47,21 @@ class OfflineBrain:
     def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
                coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, **_) -> BrainReply:
         """Quote the best sentences or rows per sub-question, each with its citation; NOT_FOUND where nothing fits."""
+        computed = [b for b in blocks if is_computed(b.chunk)]
         if analysis.checks_every_document:
             draft = _coverage_answer(analysis, coverage, blocks)
+        elif computed:
+            draft = _computed_answer(computed[0])
         else:
             draft = self._extract(analysis, sub_questions, blocks)
         if on_token is not None:
             for line in draft.text.splitlines(keepends=True):
                 on_token(line)
         return BrainReply(draft)
+
+    def table_sql(self, question: str, schemas: str, **_) -> BrainReply:
+        """No query of its own: offline, the rules of agentic_rag.tables.plan write it (None says so)."""
+        return BrainReply(None)
 
     def verify(self, drafts: Sequence[ClaimDraft], blocks: Sequence[ContextBlock], question: str = "",
                **_) -> BrainReply:
@@ -88,6 +96,17 @@ def _targets(question: str, draft: ClaimDraft, by_n: dict[int, ContextBlock]) ->
     """What a claim may be answering: the question, or a sub-question that retrieved its passage."""
     found = [q for n in draft.citations if n in by_n for q in by_n[n].queries if not q.startswith('"')]
     return tuple(dict.fromkeys([question, *found] if question else found))
+
+
+def _computed_answer(block: ContextBlock) -> Draft:
+    """The engine's calculation over a table, quoted: each result line with its citation, the cells it read
+    in the header line (the query itself is in the Reasoning panel)."""
+    lines = block.chunk.text.splitlines()
+    results = [ln for ln in lines[1:] if not ln.startswith(("Cells:", "Query:"))]
+    cells = next((ln.removeprefix("Cells: ") for ln in lines if ln.startswith("Cells:")), "")
+    head = f"{OFFLINE_LABEL} — computed by the engine from the document's table ({cells}); the query is under Reasoning."
+    body = "\n".join(f'"{_clean(line)}" [P{block.n}]' for line in results if line.strip() and not line.endswith(":"))
+    return Draft(f"{head}\n\n{body}")
 
 
 def _coverage_answer(analysis: Analysis, coverage: Sequence[Coverage], blocks: Sequence[ContextBlock]) -> Draft:

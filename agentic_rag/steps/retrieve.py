@@ -13,9 +13,12 @@ from dataclasses import dataclass
 
 from advanced_retrieval import Filters, Hit
 from agentic_rag.context import check_document
+from agentic_rag.language.quotes import Ask
 from agentic_rag.state import AgentState, Run
-from agentic_rag.steps.run import StepOut, traced
-from agentic_rag.types import Coverage
+from agentic_rag.steps.run import StepOut, Thought, consult, traced
+from agentic_rag.tables.compute import compute
+from agentic_rag.tables.plan import TableAsk
+from agentic_rag.types import MODEL_MODES, Coverage
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +48,49 @@ def retrieve(state: AgentState, run: Run) -> dict:
         if not queries:
             return StepOut({"new_hits": 0}, "nothing to search for: the round only corrects the answer")
         rnd = retrieve_round(run.retriever, state, queries, k, check_documents=not loops)
-        return StepOut(rnd.updates, rnd.summary, rnd.details, warnings=rnd.warnings)
+        if loops or run.tables is None or not asks_figures(state["analysis"]):
+            return StepOut(rnd.updates, rnd.summary, rnd.details, warnings=rnd.warnings)
+        return _with_computation(state, run, rnd)
 
     return traced("retrieve", run, received, body)
+
+
+def asks_figures(analysis) -> bool:
+    """Whether a question asks for a figure a table may hold: a number, a comparison, an aggregate, a ranking."""
+    return analysis.question_type in ("numeric", "comparison") or TableAsk.of(analysis.standalone).op != "lookup" \
+        or Ask.of(analysis.standalone).wants_number
+
+
+def _with_computation(state: AgentState, run: Run, rnd: Round) -> StepOut:
+    """The round's passages, and before them the result of one query over the tables they point at (the model
+    writes it while the question is in a model's hands, the rules otherwise)."""
+    question = state["analysis"].standalone
+    hits = [h for _, found in rnd.updates["sub_hits"] for h in found]
+    thoughts: list[Thought] = []
+
+    def write_sql(asked: str, schemas: str) -> str | None:
+        t = consult("retrieve", state, run, lambda brain, dl: brain.table_sql(asked, schemas, deadline=dl),
+                    "the rules chose the query over the tables instead")
+        thoughts.append(t)
+        return t.reply.value
+
+    model = state.get("mode") in MODEL_MODES
+    computation = compute(question, hits, run.tables, write_sql if model else None)
+    spent = thoughts[0] if thoughts else None
+    usage = (spent.calls, spent.input_tokens, spent.output_tokens) if spent else (0, 0, 0)
+    warnings = rnd.warnings + (spent.warnings if spent else ())
+    if computation is None:
+        return StepOut(rnd.updates, rnd.summary, rnd.details, *usage, warnings=warnings,
+                       mode=spent.mode if spent else "")
+    details = {**rnd.details, "computed": computation.to_dict()}
+    updates = {**rnd.updates, "computed": computation.to_dict()}
+    if computation.hit is None:
+        summary = f"{rnd.summary}; no calculation from the tables ({computation.note})"
+    else:
+        label = f"tables: {computation.hit.chunk.text.splitlines()[1][:120]}"
+        updates["sub_hits"] = ((label, (computation.hit,)), *rnd.updates["sub_hits"])
+        summary = f"{rnd.summary}; computed from {computation.cells} ({computation.source})"
+    return StepOut(updates, summary, details, *usage, warnings=warnings, mode=spent.mode if spent else "")
 
 
 @dataclass(frozen=True)

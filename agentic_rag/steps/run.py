@@ -92,6 +92,24 @@ def think(step: str, state: AgentState, run: Run, call: Callable[[object, float]
     return Thought(reply, mode, tuple(warnings), *spent)
 
 
+def consult(step: str, state: AgentState, run: Run, call: Callable[[object, float], BrainReply],
+            instead: str) -> Thought:
+    """An optional model call (a query over the tables): the model's reply when the question is in a model's
+    hands and budgets allow; otherwise, or when it fails, a Thought whose value is None, with a warning saying
+    what is done `instead`. Unlike `think`, a failure here does not send the question offline."""
+    if state.get("mode") not in MODEL_MODES:
+        return Thought(BrainReply(None), OFFLINE_LABEL)
+    blocked = _budget_block(state, run)
+    if blocked:
+        return Thought(BrainReply(None), OFFLINE_LABEL, (f"{blocked}: {instead}.",))
+    try:
+        reply = call(_limited(run, state), min(run.deadline, time.monotonic() + run.budgets.retry_seconds))
+    except BrainError as exc:
+        return Thought(BrainReply(None), "failed", (f"{exc.reason}; {instead}.",), exc.calls, exc.input_tokens,
+                       exc.output_tokens)
+    return Thought(reply, state["mode"], (), reply.calls, reply.input_tokens, reply.output_tokens)
+
+
 def _budget_block(state: AgentState, run: Run) -> str:
     used = sum(t["llm_calls"] for t in state.get("trace", []))
     if used >= run.budgets.llm_calls:

@@ -12,6 +12,9 @@ Without ../shared a set that needs it raises SetUnavailable (nothing to measure 
   gold files and pages/slides/sheets checked by reading the parsed chunks (`cli.py parse FILE --json`).
 - sealed (35 questions, 11 other files): written by another engineer and never read by whoever changed the
   engine; report its aggregates only (it is spent for the confidence work: its aggregates were looked at).
+- tables (42 questions, 17 files: workbooks, filings, Word and PowerPoint tables, three public-domain CSVs shipped in
+  sets/data/tables with their MANIFEST.tsv): written by another engineer for the tables-as-data work, gold
+  computed with pandas (see sets/TABLES.md); held out from tuning.
 - sample (14 questions over five generated documents with planted facts): what the app's Evaluate page runs.
 - financebench (FinanceBench's dev set and subset, 71 questions over 32 filings; evaluation.financebench).
 """
@@ -51,9 +54,11 @@ class LinkedSet:
     about: str = ""
 
     def paths(self, shared: Path | None = None) -> list[Path]:
-        """The set's documents under `shared` (default SHARED), in a stable order."""
+        """The set's documents under `shared` (default SHARED), in a stable order; a folder written "sets:DIR"
+        is one of this repository's (evaluation/sets/DIR: small public data files shipped with the set)."""
         shared = shared or SHARED
-        return [shared / folder / name for name, folder in self.documents.items()]
+        return [(SETS_DIR / folder.removeprefix("sets:") if folder.startswith("sets:") else shared / folder) / name
+                for name, folder in self.documents.items()]
 
     def prepare(self, scratch: Path, *, shared: Path | None = None, quick: bool = False) -> Prepared:
         """Link every document into scratch/docs (one flat folder for the eval to index).
@@ -132,10 +137,22 @@ SEALED = {
     "NIKE_2023_10K.pdf": "bench/financebench_dev/pdfs",
     "GENERALMILLS_2020_10K.pdf": "bench/financebench_dev/pdfs",
 }
+TABLES = {
+    "simple-monthly-budget.xlsx": "office/xlsx", "AverageTaxRates.xlsx": "office/xlsx",
+    "CVLKRA-KYC_Download_File_Structure_V3.1.xlsx": "office/xlsx", "DataTableCities.xlsx": "office/xlsx",
+    "WithChartSheet.xlsx": "office/xlsx", "IllustrativeCases.docx": "office/docx", "bar-chart.pptx": "office/pptx",
+    "aascu.org_workarea_downloadasset.aspx_id=5864.pptx": "office/pptx",
+    "airports.csv": "sets:data/tables", "seattle-weather.csv": "sets:data/tables", "us-employment.csv": "sets:data/tables",
+    "NIKE_2023_10K.pdf": "bench/financebench_dev/pdfs", "GENERALMILLS_2020_10K.pdf": "bench/financebench_dev/pdfs",
+    "3M_2022_10K.pdf": "bench/financebench_dev/pdfs", "AMD_2015_10K.pdf": "bench/financebench_dev/pdfs",
+    "AMAZON_2017_10K.pdf": "bench/financebench_subset/pdfs", "ADOBE_2022_10K.pdf": "bench/financebench_subset/pdfs",
+}
 SETS = {
     "papers": LinkedSet("papers.jsonl", PAPERS, "20 questions on four papers (tuned on)"),
     "heldout": LinkedSet("heldout.jsonl", HELDOUT, "37 questions on 12 office files and filings"),
     "sealed": LinkedSet("sealed.jsonl", SEALED, "35 questions nobody tuning the engine read (aggregates only)"),
+    "tables": LinkedSet("tables.jsonl", TABLES, "42 table questions (lookups, aggregates, superlatives, "
+                        "comparisons, refusals) on sheets, CSVs, filings, DOCX and PPTX tables; held out"),
     "sample": SampleSet(),
     "financebench": FinanceBenchSet(),
 }

@@ -73,6 +73,8 @@ def test_gold_slides_and_sheets():
     for bad, message in [({"doc": "b.xlsx", "sheets": "Budget"}, "sheet names"),
                          ({"sheets": ["Budget"]}, "needs a 'doc'"),
                          ({"doc": "b.xlsx", "sheets": [""]}, "sheet names"),
-                         ({"kind": "unanswerable", "sheets": ["x"]}, "takes no")]:
+                         # an unanswerable question may name the file it asks about, never an answer
+                         ({"kind": "unanswerable", "sheets": ["x"]}, "needs a 'doc'"),
+                         ({"kind": "unanswerable", "doc": "b.xlsx", "value": 3}, "takes no")]:
         with pytest.raises(DatasetError, match=message):
             parse_dataset(json.dumps({"question": "Q?", **bad}))

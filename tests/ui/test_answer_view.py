@@ -149,3 +149,18 @@ def test_the_confidence_says_what_it_was_estimated_from():
                            confidence_features={"refused": True, "retrieval": 0.44, "found": 1.0})
     text = av.claims_markdown(refusal)
     assert "**Confidence:** 58%" in text and "best passage's match 44%" in text and "seems to answer it" in text
+
+
+def test_the_calculation_shows_the_query_its_result_and_the_cells_read():
+    computed = {"sql": 'SELECT sum("Units") AS value FROM "t_1" WHERE "_row" NOT IN (6)', "source": "rules",
+                "columns": ["value", "rows"], "rows": [[65255.0, 5]], "truncated": False, "error": "",
+                "cells": "Units sold!B2:B6", "note": "", "table": "sales.xlsx, Units sold"}
+    answer = AnswerResult("The total is 65,255 [1].", "offline",
+                          trace=({"step": "retrieve", "details": {"computed": computed}},))
+    text = av.computation_markdown(answer)
+    assert "```sql\nSELECT sum(\"Units\")" in text and "| value | rows |" in text and "| 65,255 | 5 |" in text
+    assert "\n\n**Cells read:** Units sold!B2" in text and "written by the rules" in text
+    failed = {**computed, "note": "the query failed: Parser Error: syntax error at `x`", "rows": []}
+    assert av.computation_markdown(AnswerResult("x", "gemini", trace=(
+        {"step": "retrieve", "details": {"computed": failed}},))).startswith("_No calculation from the tables:")
+    assert av.computation_markdown(AnswerResult("x", "offline")) == ""

@@ -86,7 +86,7 @@ def test_request_wiring_limits_thinking_streaming_and_tokens(corpus):
     assert plan.wants_json and verify.wants_json and not answer.wants_json
     steps = ("plan", "answer", "verify")
     config = {name: r.body["generationConfig"] for name, r in zip(steps, stub.requests, strict=True)}
-    assert {name: c["maxOutputTokens"] for name, c in config.items()} == MAX_OUTPUT_TOKENS
+    assert {name: c["maxOutputTokens"] for name, c in config.items()} == {s: MAX_OUTPUT_TOKENS[s] for s in steps}
     assert thinking_of(config["plan"]) == thinking_of(config["verify"]) == {"thinkinglevel": "LOW"}
     assert "thinkingConfig" not in config["answer"]  # the answer thinks as the model does by default
     assert not any("temperature" in c for c in config.values())  # no forced temperature for Gemini 3

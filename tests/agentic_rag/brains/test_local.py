@@ -86,7 +86,7 @@ def test_request_wiring_json_schema_limits_streaming_and_tokens(stub, corpus):
     assert "sub_questions" in schema["properties"] and "$ref" not in json.dumps(schema)
     limits = {name: (r.body["max_tokens"], r.body["max_completion_tokens"])
               for name, r in zip(("plan", "answer", "verify"), stub.requests, strict=True)}
-    assert limits == {name: (n, n) for name, n in MAX_OUTPUT_TOKENS.items()}  # Ollama reads only max_tokens
+    assert limits == {name: (MAX_OUTPUT_TOKENS[name],) * 2 for name in limits}  # Ollama reads only max_tokens
     assert answer.body["stream_options"] == {"include_usage": True} and plan.body["temperature"] == 0.2
     assert plan.roles[0] == "system" and "You plan how to answer" in plan.system and QUESTION in plan.prompt
     assert "[P1] acme_report.pdf, p. 3" in answer.prompt

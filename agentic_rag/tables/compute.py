@@ -1,0 +1,238 @@
+"""The compute route: a question about figures is answered from the tables retrieval pointed at, by one
+read-only query the engine runs, and the result becomes a passage the answer cites with the cells it read.
+
+    computation = compute(question, hits, tables, write_sql=None)   # offline: the rules of tables.plan
+
+With a model, `write_sql(question, schemas)` returns the SQL the model wrote against the candidate tables'
+schemas (their columns and first rows); offline, tables.plan maps the question's shape to a query. Either way
+the table store runs it read-only, within a time and a row limit; a query that fails or finds nothing is one line
+in the trace (`note`) and the answer is written from the passages alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from advanced_retrieval import Hit
+from advanced_retrieval.tables import QueryResult, TableInfo
+from agentic_rag.seams import TableSource
+from agentic_rag.tables.plan import TableQuery, plan
+from document_processor import Chunk, Location
+
+MAX_DOCUMENTS = 4  # documents whose tables are candidates: those of the best hits
+MAX_TABLES = 6  # tables described to a model or given distinct values for the rules
+SAMPLE_ROWS = 6  # rows of each table a model sees beside its columns
+MAX_DISTINCT = 500  # distinct values of a text column read for filters
+MAX_SHOWN_ROWS = 10  # result rows written into the passage
+COMPUTED = "computed:"  # the id prefix of a computed passage's chunk
+
+
+@dataclass(frozen=True)
+class Computation:
+    """A query the engine ran for the question: its SQL, result, the table and cells read, and the passage."""
+
+    sql: str
+    result: QueryResult
+    table: TableInfo | None
+    cells: str  # where the cells it read are, as a citation names them
+    hit: Hit | None  # the passage the answer cites (None: nothing to cite)
+    source: str  # "rules" or "model"
+    note: str = ""  # why nothing was computed, or what went wrong
+
+    def to_dict(self) -> dict:
+        """The trace's record: the query, its result table, the cells."""
+        return {"sql": self.sql, "source": self.source, "columns": list(self.result.columns),
+                "rows": [list(r) for r in self.result.rows[:MAX_SHOWN_ROWS]], "truncated": self.result.truncated,
+                "error": self.result.error, "cells": self.cells, "note": self.note,
+                "table": f"{self.table.file_name}, {self.table.name}" if self.table else ""}
+
+
+def is_computed(chunk: Chunk) -> bool:
+    """Whether a chunk is a computed passage (the engine's result, not a document's text)."""
+    return chunk.id.startswith(COMPUTED)
+
+
+def candidate_tables(tables: TableSource, hits: Sequence[Hit]) -> tuple[list[TableInfo], dict[str, float]]:
+    """The tables of the best hits' documents, and how strongly retrieval points at each (a hit on its page,
+    sheet or slide, best rank first: 1.0, 0.5, 0.33, ...)."""
+    docs = list(dict.fromkeys(h.chunk.doc_id for h in hits if not is_computed(h.chunk)))[:MAX_DOCUMENTS]
+    found = tables.tables(docs) if docs else []
+    prior: dict[str, float] = {}
+    for rank, hit in enumerate(hits, start=1):
+        for table in found:
+            if table.doc_id == hit.chunk.doc_id and _same_place(table.location, hit.chunk.location):
+                prior[table.table_id] = max(prior.get(table.table_id, 0.0), 1.0 / rank)
+    return found, prior
+
+
+def compute(question: str, hits: Sequence[Hit], tables: TableSource,
+            write_sql: Callable[[str, str], str | None] | None = None) -> Computation | None:
+    """Answer `question` from a table by one query (the model's, when `write_sql` is given and returns one,
+    else the rules'); None when no table is a candidate."""
+    found, prior = candidate_tables(tables, hits)
+    if not found:
+        return None
+    ranked = sorted(found, key=lambda t: -prior.get(t.table_id, 0.0))[:MAX_TABLES * 3]
+    if write_sql is not None:
+        written = _model(question, ranked[:MAX_TABLES], tables, write_sql)
+        if written is not None:
+            return written
+    values = {t.table_id: _distinct(tables, t) for t in ranked[:MAX_TABLES]}
+    query = plan(question, ranked, values, prior)
+    if query is None:
+        return Computation("", QueryResult(""), None, "", None, "rules",
+                           "no table's rows and columns match what the question asks")
+    return _run(tables, query.sql, query.table, "rules", query)
+
+
+def schemas(tables: TableSource, candidates: Sequence[TableInfo]) -> str:
+    """The candidate tables as a model reads them: name, where from, columns with types, first rows."""
+    parts = []
+    for t in candidates:
+        columns = ", ".join(f'"{c.sql}" {"DOUBLE" if c.numeric else "TEXT"}' for c in t.columns)
+        rows = tables.rows(t, 1, SAMPLE_ROWS)
+        sample = "\n".join("  " + " | ".join(shown(v) for v in r) for r in rows)
+        scale = f"; figures in {_scale_name(t.scale)}" if t.scale != 1.0 else ""
+        parts.append(f'Table "{t.physical}": {t.file_name}, {t.name} — {t.title or "untitled"}{scale} '
+                     f'({t.n_rows} rows)\nColumns: "_row" INTEGER (row number), {columns}\n'
+                     f"First rows (_row first):\n{sample}")
+    return "\n\n".join(parts)
+
+
+def _model(question: str, candidates: list[TableInfo], tables: TableSource,
+           write_sql: Callable[[str, str], str | None]) -> Computation | None:
+    """The model's query over the candidates' schemas; None when no model wrote one (it failed: the rules plan)."""
+    written = write_sql(question, schemas(tables, candidates))
+    if written is None:
+        return None
+    sql = re.sub(r"^```(?:sql)?\s*|\s*```$", "", written.strip(), flags=re.IGNORECASE).strip()
+    if not sql or sql.upper() in ("NONE", "NULL"):
+        return Computation("", QueryResult(""), None, "", None, "model", "the model wrote no query: the tables "
+                                                                           "do not answer the question")
+    used = next((t for t in candidates if t.physical in sql), None)
+    return _run(tables, sql, used, "model")
+
+
+def _run(tables: TableSource, sql: str, table: TableInfo | None, source: str,
+         query: TableQuery | None = None) -> Computation:
+    result = tables.query(sql)
+    if not result.ok:
+        return Computation(sql, result, table, "", None, source, f"the query failed: {result.error}")
+    if not result.rows or all(v is None for row in result.rows for v in row) or _no_value(result):
+        return Computation(sql, result, table, "", None, source, "the query found no rows, or no value in them")
+    cells = _cells(tables, table, query, result)
+    hit = _passage(table, query, result, cells, sql) if table is not None else None
+    return Computation(sql, result, table, cells, hit, source)
+
+
+def _no_value(result: QueryResult) -> bool:
+    """A result whose value columns are all empty (a lookup of a blank cell)."""
+    wanted = [i for i, name in enumerate(result.columns) if name in ("value", "to", "from")]
+    return bool(wanted) and all(row[i] is None for row in result.rows for i in wanted)
+
+
+def _cells(tables: TableSource, table: TableInfo | None, query: TableQuery | None, result: QueryResult) -> str:
+    """Where the cells the query read are: one cell, a column's cells over the rows it selected, or the table."""
+    if table is None:
+        return ""
+    if query is None:
+        rows = [r[0] for r in result.rows if result.columns[:1] == ("_row",) and isinstance(r[0], int)]
+        return table.range_label(rows, len(table.columns) - 1) if rows else f"{table.file_name}, {table.name}"
+    rows = list(query.rows)
+    if not rows and "_row" in result.columns:
+        rows = [r[result.columns.index("_row")] for r in result.rows]
+    if not rows:
+        bounds = tables.query(f'SELECT min("_row"), max("_row") FROM "{table.physical}"{query.filters}')
+        if bounds.ok and bounds.rows and bounds.rows[0][0] is not None:
+            rows = [bounds.rows[0][0], bounds.rows[0][1]]
+    labels = [table.range_label(rows, c) for c in query.columns[-2:]] if rows else [table.name]
+    return "; ".join(dict.fromkeys(labels))
+
+
+def _passage(table: TableInfo, query: TableQuery | None, result: QueryResult, cells: str, sql: str) -> Hit:
+    """The computed result as a passage: what was computed, the result, the cells and the query."""
+    scale = f", figures in {_scale_name(table.scale)}" if table.scale != 1.0 else ""
+    head = f"Computed by the engine from {table.file_name}, {table.name}" + \
+        (f' ("{table.title.split(" > ")[-1]}"{scale})' if table.title else (f" ({scale[2:]})" if scale else ""))
+    lines = [head + ":", *(_result_lines(query, result)), f"Cells: {cells}", f"Query: {' '.join(sql.split())}"]
+    text = "\n".join(lines)
+    where = _location(table, query)
+    chunk = Chunk(id=COMPUTED + hashlib.sha256(text.encode()).hexdigest()[:24], doc_id=table.doc_id,
+                  file_name=table.file_name, file_type=table.file_name.rsplit(".", 1)[-1].lower(), text=text,
+                  location=where, heading_path=(table.title.split(" > ")[-1],) if table.title else ())
+    return Hit(chunk=chunk, score=1.0, rank=0, strategy="table")
+
+
+def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
+    """The result in words: 'Total revenue, 2022: 17,606'; a change with its difference and percentage; a
+    top-N list; else the result table."""
+    rows, names = result.rows, result.columns
+    if query is not None and query.op == "lookup" and rows:
+        return [f"{query.what}: {shown(rows[0][names.index('value')])}"]
+    if query is not None and query.op == "change" and rows:
+        row = dict(zip(names, rows[0], strict=True))
+        return [f"{query.what}: from {shown(row['from'])} to {shown(row['to'])}, a difference of "
+                f"{shown(row['difference'])} ({shown(row['percent_change'])}%)"]
+    if query is not None and query.op == "rows" and rows:
+        return [f"{query.what.split(':')[0]}:", *(f"{shown(r[names.index('label')])}: {shown(r[names.index('value')])}"
+                                                  for r in rows)]
+    if query is not None and query.op.startswith("top") and rows:
+        return [f"{query.what}:", *(f"{shown(r[names.index('label')])}: {shown(r[names.index('value')])}"
+                                    for r in rows[:MAX_SHOWN_ROWS])]
+    if query is not None and rows and "value" in names:
+        counted = f" (over {shown(rows[0][names.index('rows')])} rows)" if "rows" in names else ""
+        return [f"{query.what}: {shown(rows[0][names.index('value')])}{counted}"]
+    if query is not None and query.op == "count" and rows:
+        return [f"number of {query.what}: {shown(rows[0][0])}"]
+    table = [" | ".join(names), *(" | ".join(shown(v) for v in r) for r in rows[:MAX_SHOWN_ROWS])]
+    return ["Result:", *table] + ([f"(first {MAX_SHOWN_ROWS} rows shown)"] if len(rows) > MAX_SHOWN_ROWS else [])
+
+
+def _location(table: TableInfo, query: TableQuery | None) -> Location:
+    """Where the passage points: the cells of a sheet it read, else the table's page, slide or paragraph."""
+    where = table.location
+    if where.sheet is not None and query is not None and query.rows:
+        row = table.row_locations[query.rows[0] - 1] if query.rows[0] <= len(table.row_locations) else where
+        return row
+    return where
+
+
+def _distinct(tables: TableSource, table: TableInfo) -> dict[int, list[str]]:
+    """The distinct values of each text column (none for a statement's label column: its rows are the labels)."""
+    out: dict[int, list[str]] = {}
+    for i, column in enumerate(table.columns):
+        statement_labels = i == 0 and table.n_rows <= len(table.labels) and any(c.numeric for c in table.columns)
+        if column.numeric or statement_labels:
+            continue
+        result = tables.query(f'SELECT DISTINCT "{column.sql}" FROM "{table.physical}" WHERE "{column.sql}" IS NOT '
+                              f"NULL AND \"{column.sql}\" <> '' LIMIT {MAX_DISTINCT}", max_rows=MAX_DISTINCT)
+        if result.ok:
+            out[i] = [str(r[0]) for r in result.rows]
+    return out
+
+
+def _same_place(table: Location, chunk: Location) -> bool:
+    if table.sheet is not None:
+        return chunk.sheet == table.sheet
+    return any(getattr(table, f) is not None and getattr(table, f) == getattr(chunk, f)
+               for f in ("page", "slide", "paragraph"))
+
+
+def shown(value) -> str:
+    """A result value as a document would print it: 17,606; 11.53; text as is."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        if value == int(value) and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:,.2f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    return re.sub(r"\s+", " ", str(value))
+
+
+def _scale_name(factor: float) -> str:
+    return {1e3: "thousands", 1e6: "millions", 1e9: "billions", 1e12: "trillions"}.get(factor, f"units of {factor:g}")

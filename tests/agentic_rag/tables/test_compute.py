@@ -1,0 +1,110 @@
+"""agentic_rag.tables.compute through the real engine: a question about figures in a workbook or a CSV is
+answered from the table by a query the engine runs (the rules offline, the model's SQL through the real Gemini
+client against the local stub), cited to its cells, with the query in the trace; a failing query falls back."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import openpyxl
+import pytest
+
+import wiring
+from agentic_rag import build_agent, make_gemini_brain
+from testing.gemini_stub import GeminiStub, StubReply, plan_for
+
+REGIONS = [("North", 15400), ("South", 12150), ("East", 18320), ("West", 10975), ("Central", 8410)]
+
+
+@pytest.fixture
+def library(tmp_path, fake_embedder):
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Units sold"
+    sheet.append(["Region", "Units", "Manager"])
+    for region, units in REGIONS:
+        sheet.append([region, units, f"{region[0]}. Smith"])
+    sheet.append(["Total", sum(u for _, u in REGIONS), ""])
+    path = tmp_path / "regional_sales.xlsx"
+    book.save(path)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["date", "station", "rain_mm"])
+    for day in range(1, 31):
+        writer.writerow([f"2021-06-{day:02d}", ("Halden", "Bergen", "Oslo")[day % 3], f"{day % 7 * 1.5:.1f}"])
+    (tmp_path / "rainfall.csv").write_text(out.getvalue())
+    results = kb.ingest_many([path, tmp_path / "rainfall.csv"])
+    assert [r.status for r in results] == ["indexed", "indexed"], [r.reason for r in results]
+    return kb
+
+
+def test_offline_a_total_is_computed_from_the_cells_and_cited_to_them(library, fake_embedder):
+    agent = wiring.build_for(wiring.ModelConfig("offline"), library, fake_embedder)
+    result = agent.ask("What is the total of units sold across the regions?")
+    computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+    assert computed["rows"][0][0] == 65255.0 and computed["source"] == "rules"
+    assert '"_row" NOT IN (6)' in computed["sql"]  # the sheet's own Total row is not counted twice
+    assert "65,255" in result.answer and result.citations[0].location.sheet == "Units sold"
+    assert computed["cells"] == "Units sold!B2:B6"
+    assert result.claims and all(c.verdict == "supported" for c in result.claims)
+
+
+def test_offline_an_aggregate_filtered_on_a_named_value(library, fake_embedder):
+    agent = wiring.build_for(wiring.ModelConfig("offline"), library, fake_embedder)
+    result = agent.ask("How much rain in total (rain_mm) fell at Halden station?")
+    expected = sum(day % 7 * 1.5 for day in range(1, 31) if day % 3 == 0)
+    computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+    assert computed["rows"][0][0] == pytest.approx(expected) and "'Halden'" in computed["sql"]
+    assert f"{expected:g}" in result.answer.replace(",", "")
+
+
+def _responder(sql_for):
+    def respond(request):
+        if "You plan how to answer" in request.system:
+            question = request.prompt.rsplit("Question:", 1)[-1].strip()
+            return StubReply(text=json.dumps({**plan_for(question), "question_type": "numeric"}))
+        if "You write one read-only SQL query" in request.system:
+            table = re.search(r'Table "(t_[0-9a-f]+)": regional_sales', request.prompt)
+            return StubReply(text=json.dumps({"sql": sql_for(table.group(1) if table else "missing"),
+                                              "reason": "sum of the region rows"}))
+        if "You answer questions using ONLY" in request.system:
+            computed = re.search(r"^\[(P\d+)\] [^\n]*\nComputed by the engine[^\n]*\nResult:\n[^\n]*\n([\d,.]+)",
+                                 request.prompt, re.MULTILINE)
+            if computed:
+                return StubReply(text=f"The regions sold {float(computed.group(2).replace(',', '')):,.0f} units in all "
+                                      f"[{computed.group(1)}].")
+            return StubReply(text="[[NOT FOUND]] I could not find this in the documents.")
+        claims = re.findall(r"^(\d+)\. .*?\(cites (?:\[P(\d+)\])?", request.prompt, re.MULTILINE)
+        return StubReply(text=json.dumps({"claims": [{"claim": int(i), "verdict": "supported",
+                                                      "evidence": int(n or 0)} for i, n in claims], "missing": []}))
+    return respond
+
+
+def test_the_models_query_is_run_read_only_and_its_result_is_the_cited_figure(library, fake_embedder):
+    with GeminiStub() as stub:
+        stub.responder = _responder(lambda t: f'SELECT sum("Units") AS total FROM "{t}" WHERE "Region" <> \'Total\'')
+        brain = make_gemini_brain("stub-key", model="gemini-3.8-flash", base_url=stub.base_url, timeout=5.0)
+        agent = build_agent(brain, library.retriever, embedder=fake_embedder, tables=library.tables)
+        result = agent.ask("How many units did all the regions sell together?")
+        assert any("You write one read-only SQL query" in r.system for r in stub.requests)
+    computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+    assert computed["source"] == "model" and computed["rows"] == [[65255.0]]
+    assert result.answer.startswith("The regions sold 65,255 units in all [1].")
+    assert result.claims[0].verdict == "supported", result.claims[0].reason
+
+
+@pytest.mark.parametrize("sql", ["DELETE FROM table_index", "SELECT * FROM no_such_table", "SELECT 1; SELECT 2"])
+def test_a_query_that_fails_is_one_line_in_the_trace_and_the_answer_falls_back(library, fake_embedder, sql):
+    with GeminiStub() as stub:
+        stub.responder = _responder(lambda t: sql)
+        brain = make_gemini_brain("stub-key", model="gemini-3.8-flash", base_url=stub.base_url, timeout=5.0)
+        agent = build_agent(brain, library.retriever, embedder=fake_embedder, tables=library.tables)
+        result = agent.ask("How many units did all the regions sell together?")
+    retrieve = next(t for t in result.trace if t["step"] == "retrieve")
+    assert retrieve["details"]["computed"]["note"].startswith("the query failed")
+    assert "no calculation from the tables" in retrieve["summary"]
+    assert "Traceback" not in result.answer and library.tables.tables()  # the tables are untouched
