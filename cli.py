@@ -260,6 +260,29 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_outline(args: argparse.Namespace) -> int:
+    """A document's outline: its sections with their levels, spans and passages; exit 1 for an unknown name."""
+    kb = _open_kb(args)
+    record = kb.find(args.name)
+    if record is None:  # reading is harmless: a unique part of a file name will do
+        like = [d for d in kb.documents() if args.name.casefold() in d.file_name.casefold()]
+        record = like[0] if len(like) == 1 else None
+    if record is None:
+        print(f"no document named {args.name!r} (cli.py docs lists them)", file=sys.stderr)
+        return 1
+    outline = kb.outline(record.doc_id)
+    if args.json:
+        print(json.dumps({"file": record.file_name, **outline.to_dict()}, ensure_ascii=False, indent=2))
+        return 0
+    kind = {"headings": "its headings", "detected": "headings found in its text"}.get(outline.source, "")
+    print(f"{record.file_name}: " + (f"{len(outline.all())} sections, from {kind}" if not outline.flat else
+                                     f"no usable headings; {len(outline.sections)} {outline.source}, in order"))
+    for section in outline.all():
+        where = section.start if section.start == section.end else f"{section.start}–{section.end}"
+        print(f"{'  ' * (section.level - 1)}{section.title}  ({where}; passages {section.first}–{section.last})")
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a golden-question dataset, or a bundled set by name (evaluation.sets: its documents are linked from
     ../shared/data and indexed into a temporary library unless --data-dir is given), through retrieval and the
@@ -346,6 +369,11 @@ def _ask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
+def _outline_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", metavar="NAME_OR_ID")
+    parser.add_argument("--json", action="store_true")
+
+
 def _eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", metavar="DATASET.jsonl|SET",
                         help="a JSONL file, or a bundled set: papers, heldout, sealed, sample, financebench")
@@ -378,6 +406,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], Callable[[argpars
     "search": (cmd_search, _search_arguments, "retrieve the best passages for a query"),
     "docs": (cmd_docs, _docs_arguments, "list the indexed documents"),
     "delete": (cmd_delete, _delete_arguments, "remove one document from both indexes"),
+    "outline": (cmd_outline, _outline_arguments, "show a document's sections (its outline)"),
     "ask": (cmd_ask, _ask_arguments, "answer a question with citations (Gemini with GOOGLE_API_KEY, else offline)"),
     "eval": (cmd_eval, _eval_arguments, "measure retrieval and answer quality on a golden-question dataset"),
     "clear": (cmd_clear, _clear_arguments, "remove every document"),

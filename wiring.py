@@ -248,7 +248,7 @@ def build_for(model: ModelConfig, kb, embedder):
     from agentic_rag import build_agent
 
     brain, budgets = make_brain(model, embedder)
-    return build_agent(brain, kb.retriever, embedder=embedder, budgets=budgets, tables=kb.tables)
+    return build_agent(brain, kb.retriever, embedder=embedder, budgets=budgets, tables=kb.tables, outlines=kb)
 
 
 def make_agent(kb, embedder, config: Config, *, model: str | None = None, provider: str | None = None):

@@ -12,11 +12,12 @@ from advanced_retrieval.keyword.tokens import tokenize
 from advanced_retrieval.library.knowledge_base import IngestResult, KnowledgeBase
 from advanced_retrieval.library.locking import LockTimeout, WriteLock
 from advanced_retrieval.library.originals import Originals
+from advanced_retrieval.library.outline import Outline, Section, build_outline
 from advanced_retrieval.query.plan import QueryPlan, choose_strategy, plan_query
 from advanced_retrieval.types import STRATEGIES, Filters, Hit, Progress
 
 __all__ = [
     "RRF_K", "STRATEGIES", "BM25Index", "BM25IndexError", "BM25Params", "Filters", "Hit", "HybridRetriever",
-    "IngestQueue", "IngestQueueError", "IngestResult", "KeywordIndex", "KnowledgeBase", "LockTimeout", "Originals",
+    "IngestQueue", "IngestQueueError", "IngestResult", "KeywordIndex", "KnowledgeBase", "LockTimeout", "Originals", "Outline", "Section", "build_outline",
     "Progress", "QueryPlan", "QueueItem", "WriteLock", "choose_strategy", "plan_query", "reciprocal_rank_fusion", "tokenize",
 ]

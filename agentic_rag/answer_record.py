@@ -70,4 +70,5 @@ def _hit(data: Mapping) -> Hit:
 def _analysis(data: Mapping) -> Analysis:
     return Analysis(data.get("standalone", ""), data.get("intent", ""), data.get("complexity", "simple"),
                     data.get("question_type", "fact"), tuple(data.get("key_concepts") or ()),
-                    data.get("language", "en"), bool(data.get("follow_up", False)), data.get("source", "rules"))
+                    data.get("language", "en"), bool(data.get("follow_up", False)), data.get("source", "rules"),
+                    data.get("scope", "passage"))

@@ -14,7 +14,7 @@ from agentic_rag.brains.model import ModelBrain
 from agentic_rag.brains.offline import OfflineBrain
 from agentic_rag.checks.citations import display
 from agentic_rag.language.meaning import remembering
-from agentic_rag.seams import Brain, Retriever, TableSource
+from agentic_rag.seams import Brain, OutlineSource, Retriever, TableSource
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps import analyze, decompose_step, retrieve, synthesize, verify
 from agentic_rag.types import AnswerResult, Budgets, Citation, Usage
@@ -25,12 +25,15 @@ DEFAULT_BUDGETS = Budgets()  # frozen, so one shared default is safe
 
 
 def build_agent(brain: Brain, retriever: Retriever, *, embedder: Embedder | None = None,
-                budgets: Budgets = DEFAULT_BUDGETS, tables: TableSource | None = None) -> Agent:
+                budgets: Budgets = DEFAULT_BUDGETS, tables: TableSource | None = None,
+                outlines: OutlineSource | None = None) -> Agent:
     """An Agent over `retriever` thinking with `brain` (GeminiBrain or OfflineBrain).
 
     `embedder` (optional) sharpens the offline brain's choice of sentences and measures meaning for the checks and
     the confidence, whichever brain answers; one memory of its vectors is shared by all of them. `tables`
-    (the library's TableStore) lets a question about figures be answered by a query over the documents' tables.
+    (the library's TableStore) lets a question about figures be answered by a query over the documents' tables;
+    `outlines` (the KnowledgeBase) gives the outlines kept with the documents (without it they are built from the
+    chunks when a question needs one).
     """
     if not isinstance(brain, (ModelBrain, OfflineBrain)):
         raise ValueError("brain must be a GeminiBrain (make_gemini_brain), a LocalBrain (make_local_brain) or an "
@@ -40,7 +43,7 @@ def build_agent(brain: Brain, retriever: Retriever, *, embedder: Embedder | None
         brain = offline
     else:
         offline = OfflineBrain(remembering(embedder))
-    return Agent(brain, offline, retriever, budgets, offline.embedder, tables)
+    return Agent(brain, offline, retriever, budgets, offline.embedder, tables, outlines)
 
 
 def _node(step: Callable[[AgentState, Run], dict]):
@@ -75,11 +78,13 @@ class Agent:
     """Answers questions about the indexed documents; one compiled graph, reused for every question."""
 
     def __init__(self, brain: Brain, offline: Brain, retriever: Retriever, budgets: Budgets,
-                 embedder: Embedder | None = None, tables: TableSource | None = None):
+                 embedder: Embedder | None = None, tables: TableSource | None = None,
+                 outlines: OutlineSource | None = None):
         self.brain = brain
         self.offline = offline
         self.embedder = embedder
         self.tables = tables
+        self.outlines = outlines
         self.retriever = retriever
         self.budgets = budgets
         self._graph = _compile()
@@ -109,7 +114,7 @@ class Agent:
             return AnswerResult(answer="", mode=self.brain.mode)
         started = time.monotonic()
         run = Run(self.brain, self.offline, self.retriever, self.budgets, started + self.budgets.seconds,
-                  self.embedder, self.tables, on_event, on_token)
+                  self.embedder, self.tables, self.outlines, on_event, on_token)
         state = {"question": question, "history": tuple((q, a) for q, a in history)[-HISTORY_TURNS:],
                  "filters": filters, "strategy": strategy, "k": k, "verify": verify, "mode": self.brain.mode,
                  "loops": 0, "trace": [], "warnings": []}

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from advanced_retrieval import Filters, Hit
+from advanced_retrieval.library.outline import Outline
 from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.types import Analysis, BrainReply, ContextBlock, Coverage
 from document_processor import Chunk
@@ -47,6 +48,13 @@ class TableSource(Protocol):
     def query(self, sql: str, *, seconds: float = 5.0, max_rows: int = 200) -> QueryResult: ...
 
 
+class OutlineSource(Protocol):
+    """Documents' outlines (advanced_retrieval.KnowledgeBase is the real one): the tree of sections kept with a
+    document, which the whole-document, section and list routes read."""
+
+    def outline(self, doc_id: str) -> Outline: ...
+
+
 class Brain(Protocol):
     """Plans, answers and checks one question; `mode` is "gemini", "local" or "offline"."""
 
@@ -56,7 +64,11 @@ class Brain(Protocol):
 
     def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
                coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, *,
-               deadline: float, focus: Sequence[str] = ()) -> BrainReply: ...
+               deadline: float, focus: Sequence[str] = (), part: tuple[int, int] | None = None,
+               reading: dict | None = None) -> BrainReply: ...
+
+    def combine(self, analysis: Analysis, partials: Sequence[str], on_token: Callable[[str], None] | None = None,
+                *, deadline: float) -> BrainReply: ...
 
     def table_sql(self, question: str, schemas: str, *, deadline: float) -> BrainReply: ...
 

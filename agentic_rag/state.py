@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Annotated, TypedDict
 
 from advanced_retrieval import Filters, Hit
-from agentic_rag.seams import Brain, Retriever, TableSource
+from agentic_rag.seams import Brain, OutlineSource, Retriever, TableSource
 from agentic_rag.types import Analysis, Budgets, Claim, ContextBlock, Coverage, Draft
 from vector_db import Embedder
 
@@ -29,6 +29,7 @@ class AgentState(TypedDict, total=False):
     sub_hits: tuple[tuple[str, tuple[Hit, ...]], ...]  # step 3: every query so far and its hits
     coverage: tuple[Coverage, ...]  # step 3, negation/exhaustive questions: every document checked
     new_hits: int  # chunks the latest retrieval added
+    reading: dict | None  # step 3, document/section/list/library scopes: what was read (scope.Reading.to_dict())
     computed: dict | None  # step 3: the query run over a table and its result (Computation.to_dict()), if any
     blocks: tuple[ContextBlock, ...]  # step 4: every passage numbered so far ([P n], stable for the question)
     draft: Draft  # step 4: the answer as written, and what it could not answer
@@ -64,6 +65,7 @@ class Run:
     deadline: float
     embedder: Embedder | None = None
     tables: TableSource | None = None  # the documents' tables as data, for the compute route (None: quote only)
+    outlines: OutlineSource | None = None  # the documents' kept outlines (None: built from their chunks)
     on_event: Callable[[str, dict], None] | None = None
     on_token: Callable[[str], None] | None = None
 

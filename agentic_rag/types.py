@@ -75,6 +75,7 @@ class Analysis:
     language: str = "en"
     follow_up: bool = False
     source: str = "rules"
+    scope: str = "passage"  # passage | document | section | list | library (agentic_rag.scope.scope_of)
 
     @property
     def checks_every_document(self) -> bool:
@@ -84,7 +85,7 @@ class Analysis:
         return {
             "standalone": self.standalone, "intent": self.intent, "complexity": self.complexity,
             "question_type": self.question_type, "key_concepts": list(self.key_concepts),
-            "language": self.language, "follow_up": self.follow_up, "source": self.source,
+            "language": self.language, "follow_up": self.follow_up, "source": self.source, "scope": self.scope,
         }
 
 

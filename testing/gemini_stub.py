@@ -243,7 +243,8 @@ def docagent_responder(request: StubRequest) -> StubReply:
 
     plan: JSON with the question as its own sub-question (split at ' and ' before a question word);
     answer: the first sentence of the first passage (one per part when there are parts), cited in the form its
-    header uses ([P1] or [1]); the continuation of a cut-short answer: a closing sentence;
+    header uses ([P1] or [1]); the continuation of a cut-short answer: a closing sentence; combine: the partial
+    answers as bullets;
     verify: every claim supported by the first passage it cites.
     """
     if "You plan how to answer" in request.system:
@@ -252,6 +253,9 @@ def docagent_responder(request: StubRequest) -> StubReply:
         if "cut off at the output limit" in request.prompt:
             return StubReply(text=" That is all the passages say.", chunks=2)
         return StubReply(text=answer_from_passages(request.prompt), chunks=4)
+    if "You merge partial answers" in request.system:
+        parts = re.findall(r"<part n=\"\d+\">\n(.*?)\n</part>", request.prompt, re.DOTALL)
+        return StubReply(text="\n".join(f"- {p.strip()}" for p in parts) or "[[NOT FOUND]] Nothing.", chunks=3)
     if "You check an answer" in request.system:
         claims = re.findall(r"^(\d+)\. .*?\(cites (?:\[P?(\d+)\])?", request.prompt, re.MULTILINE)
         verdicts = [{"claim": int(i), "verdict": "supported", "evidence": int(n or 0)} for i, n in claims]

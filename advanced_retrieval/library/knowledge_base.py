@@ -26,6 +26,7 @@ from advanced_retrieval.keyword.corpus import BM25IndexError
 from advanced_retrieval.keyword.index import KeywordIndex
 from advanced_retrieval.library.locking import LockTimeout, WriteLock
 from advanced_retrieval.library.originals import Originals
+from advanced_retrieval.library.outline import Outline, build_outline
 from advanced_retrieval.library.restore import lost_reason, rebuild_from_originals, reindex_lost_documents
 from advanced_retrieval.seams import Store
 from advanced_retrieval.tables import TableStore, TableStoreError
@@ -234,7 +235,7 @@ class KnowledgeBase:
         if self.tables is None:
             return ""
         try:
-            self.tables.write(parsed.doc_id, parsed.file_name, parsed.tables)
+            self.tables.write(parsed.doc_id, parsed.file_name, parsed.tables, build_outline(parsed.chunks).to_dict())
         except (TableStoreError, OSError) as e:
             log.warning("could not store the tables of %s: %s", parsed.file_name, e)
             return f"its tables could not be stored for calculations ({e}); its text is indexed"
@@ -252,6 +253,17 @@ class KnowledgeBase:
             return self.tables.prune(ready)
         except TableStoreError as e:
             return [f"the tables file could not be checked: {e}"]
+
+    def outline(self, doc_id: str) -> Outline:
+        """A document's outline: the one kept with it, else built from its stored chunks (and kept, when this
+        program may write)."""
+        kept = self.tables.outline(doc_id) if self.tables is not None else None
+        if kept is not None:
+            return Outline.from_dict(kept)
+        outline = build_outline(self.store.document_chunks(doc_id))
+        if self.tables is not None and not self.read_only_reason and doc_id in self.tables.documents():
+            self.tables.set_outline(doc_id, outline.to_dict())
+        return outline
 
     def tables_missing(self) -> list[DocumentRecord]:
         """Documents whose tables were never read (indexed before tables were kept, or the tables file was lost)."""
@@ -281,7 +293,8 @@ class KnowledgeBase:
                 continue
             with self._lock.hold():
                 if self.store.get_document(record.doc_id) is not None:
-                    self.tables.write(record.doc_id, record.file_name, parsed.tables)
+                    self.tables.write(record.doc_id, record.file_name, parsed.tables,
+                                      build_outline(parsed.chunks).to_dict())
             lines.append(f"{record.file_name}: {len(parsed.tables)} table(s) read")
         return lines
 

@@ -45,6 +45,7 @@ _SCHEMA = (
     "name VARCHAR, title VARCHAR, note VARCHAR, scale DOUBLE, columns VARCHAR, location VARCHAR, "
     "row_locations VARCHAR, column_refs VARCHAR, n_rows INTEGER, physical VARCHAR, labels VARCHAR)",
     "CREATE TABLE IF NOT EXISTS document_index (doc_id VARCHAR PRIMARY KEY, file_name VARCHAR, tables INTEGER)",
+    "ALTER TABLE document_index ADD COLUMN IF NOT EXISTS outline VARCHAR",
 )
 
 
@@ -141,8 +142,9 @@ class TableStore:
             self._lock = _LOCKS.setdefault(str(self.path.resolve()), threading.Lock())
 
     # -- writes ----------------------------------------------------------------------------------------------
-    def write(self, doc_id: str, file_name: str, tables: Sequence[DataTable]) -> int:
-        """Store a document's tables in place of any it had, in one transaction; returns how many were stored."""
+    def write(self, doc_id: str, file_name: str, tables: Sequence[DataTable], outline: dict | None = None) -> int:
+        """Store a document's tables (and its outline, library.outline.Outline.to_dict()) in place of any it had,
+        in one transaction; returns how many tables were stored."""
         import pyarrow as pa
 
         with self._connect(write=True) as con:
@@ -163,7 +165,8 @@ class TableStore:
                         json.dumps([loc.to_dict() for loc in table.row_locations]),
                         json.dumps(list(table.column_refs)), len(table.rows), physical,
                         json.dumps(_labels(table))])
-                con.execute("INSERT INTO document_index VALUES (?, ?, ?)", [doc_id, file_name, len(tables)])
+                con.execute("INSERT INTO document_index (doc_id, file_name, tables, outline) VALUES (?, ?, ?, ?)",
+                            [doc_id, file_name, len(tables), json.dumps(outline) if outline is not None else None])
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -206,6 +209,19 @@ class TableStore:
             return set()
         with self._connect() as con:
             return {doc_id for (doc_id,) in con.execute("SELECT doc_id FROM document_index").fetchall()}
+
+    def outline(self, doc_id: str) -> dict | None:
+        """The outline stored with a document (None: the document was read before outlines were kept)."""
+        if not self.path.exists():
+            return None
+        with self._connect() as con:
+            row = con.execute("SELECT outline FROM document_index WHERE doc_id = ?", [doc_id]).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def set_outline(self, doc_id: str, outline: dict) -> None:
+        """Keep the outline of a document already read for tables (one built from its stored chunks)."""
+        with self._connect(write=True) as con:
+            con.execute("UPDATE document_index SET outline = ? WHERE doc_id = ?", [json.dumps(outline), doc_id])
 
     def tables(self, doc_ids: Iterable[str] | None = None) -> list[TableInfo]:
         """The stored tables (of `doc_ids` when given), in the order they were written per document."""

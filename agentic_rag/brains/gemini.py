@@ -34,7 +34,7 @@ from agentic_rag.brains.transport import (
 )
 
 # Output limits per call; on thinking models they include the thinking tokens, so the answer keeps room for both.
-MAX_OUTPUT_TOKENS = {"plan": 2048, "tables": 2048, "answer": 8192, "verify": 4096}
+MAX_OUTPUT_TOKENS = {"plan": 2048, "tables": 2048, "answer": 8192, "combine": 8192, "verify": 4096}
 TEMPERATURE_2X = 0.2  # Gemini 2.x only: copies figures and citations more faithfully than its default of 1.0
 
 

@@ -40,7 +40,7 @@ from agentic_rag.brains.transport import (
 from agentic_rag.types import Budgets
 
 # Output limits per call: room for a small model's wordier JSON, without letting a looping one run for minutes.
-MAX_OUTPUT_TOKENS = {"plan": 768, "tables": 512, "answer": 2048, "verify": 1024}
+MAX_OUTPUT_TOKENS = {"plan": 768, "tables": 512, "answer": 2048, "combine": 2048, "verify": 1024}
 TEMPERATURE = 0.2  # small models copy figures and citations more faithfully when they sample less
 DEFAULT_TIMEOUT_SECONDS = 120.0  # per request, to the first byte and between streamed pieces (prompt reading on a CPU)
 # Per question: 5 minutes in all, up to 3 minutes for one step's retries; a context most 4k-8k models hold

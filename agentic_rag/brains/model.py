@@ -18,6 +18,7 @@ from agentic_rag.brains.prompts import (
     TableSqlOut,
     VerifyOut,
     answer_messages,
+    combine_messages,
     plan_messages,
     tables_messages,
     verify_messages,
@@ -57,13 +58,24 @@ class ModelBrain:
 
     def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
                coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, *,
-               deadline: float, focus: Sequence[str] = ()) -> BrainReply:
-        """The streamed, cited answer; `focus` names what a previous attempt missed. A reply cut short at the
-        output limit is continued once; when it cannot be, the Draft says it is truncated."""
+               deadline: float, focus: Sequence[str] = (), part: tuple[int, int] | None = None,
+               reading: dict | None = None) -> BrainReply:
+        """The streamed, cited answer; `focus` names what a previous attempt missed; `part` (i, n) says the
+        passages are part i of n of a long reading (combine merges the parts). A reply cut short at the output
+        limit is continued once; when it cannot be, the Draft says it is truncated. `reading` (scope.Reading.to_dict())
+        tells the model which sections the passages come from."""
         table = render_coverage(analysis.key_concepts[0], coverage) if coverage and analysis.key_concepts else ""
-        messages = answer_messages(analysis, sub_questions, blocks, table, focus)
+        messages = answer_messages(analysis, sub_questions, blocks, table, focus, part, reading)
+        return self._drafted("answer", messages, on_token, deadline)
+
+    def combine(self, analysis: Analysis, partials: Sequence[str], on_token: Callable[[str], None] | None = None,
+                *, deadline: float) -> BrainReply:
+        """One answer merged from the answers written from each part of a long reading, streamed."""
+        return self._drafted("combine", combine_messages(analysis, partials), on_token, deadline)
+
+    def _drafted(self, step: str, messages, on_token, deadline: float) -> BrainReply:
         shown = _HideThinking(_HideMark(on_token)) if on_token is not None else None
-        r = self._call("answer", messages, deadline=deadline, on_token=shown)
+        r = self._call(step, messages, deadline=deadline, on_token=shown)
         if shown is not None:
             shown.flush()
         text = THINKING.sub("", r.value, count=1) if r.value.lstrip().lower().startswith("<think") else r.value

@@ -18,6 +18,7 @@ from agentic_rag.language.meaning import remembering
 from agentic_rag.language.question_rules import classify, plan_question
 from agentic_rag.language.quotes import Gate, Passages, find_quotes
 from agentic_rag.language.text import sentences
+from agentic_rag.scope import list_object, scope_of
 from agentic_rag.tables.compute import is_computed
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, Analysis, BrainReply, ContextBlock, Coverage, Draft
 from vector_db import Embedder
@@ -25,6 +26,10 @@ from vector_db import Embedder
 HEADER = f"{OFFLINE_LABEL} — quoted from the documents, not generated."
 QUOTE_LIMITS = {"list": 3, "summary": 3, "comparison": 2}  # quotes per sub-question; others: DEFAULT_QUOTES
 DEFAULT_QUOTES = 2
+LIST_QUOTES_PER_SECTION = 3  # a list question's quotes from each section that names items
+LEAD_SENTENCES = 2
+SECTION_QUOTES = 8  # a section read whole offline: the lead sentences of this many stretches of it  # a section's opening sentences quoted in an offline summary
+MIN_PROSE_WORDS = 6  # shorter lines are headings, labels or table cells, not a section's lead
 
 
 @dataclass(frozen=True)
@@ -45,11 +50,18 @@ class OfflineBrain:
         return BrainReply(plan_question(question, history))
 
     def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
-               coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, **_) -> BrainReply:
-        """Quote the best sentences or rows per sub-question, each with its citation; NOT_FOUND where nothing fits."""
+               coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None,
+               reading: dict | None = None, **_) -> BrainReply:
+        """Quote the best sentences or rows per sub-question, each with its citation; NOT_FOUND where nothing fits.
+        A scoped reading (`reading`, agentic_rag.scope) is quoted section by section instead: for a summary the
+        lead sentences of each section read, for a list the passages that name the items, with where they are."""
         computed = [b for b in blocks if is_computed(b.chunk)]
         if analysis.checks_every_document:
             draft = _coverage_answer(analysis, coverage, blocks)
+        elif reading and reading.get("kind") == "list":
+            draft = self._list_answer(analysis, blocks, reading)
+        elif reading and reading.get("read"):
+            draft = _lead_answer(blocks, reading)
         elif computed:
             draft = _computed_answer(computed[0])
         else:
@@ -68,11 +80,33 @@ class OfflineBrain:
         """Per claim: in the cited passage (verbatim or by words and numbers), and addressing the question or the
         sub-question that found its passage (see checks.verdicts.offline_verdict)."""
         by_n = {b.n: b for b in blocks}
-        # What "addresses" a request for a summary is not a matter of its words: only grounding is checked.
-        summary = bool(question) and classify(question) == "summary"
+        # What "addresses" a request for a summary or a list is not a matter of its words: only grounding is
+        # checked (a list's quotes name items; the list's coverage line says how far it went).
+        summary = bool(question) and (classify(question) == "summary"
+                                      or scope_of(question, classify(question)) == "list")
         verdicts = tuple(offline_verdict(i, d, by_n, () if summary else _targets(question, d, by_n),
                                          self.embedder) for i, d in enumerate(drafts))
         return BrainReply((verdicts, ()))
+
+    def _list_answer(self, analysis: Analysis, blocks: Sequence[ContextBlock], reading: dict) -> Draft:
+        """The passages that name the items, best quotes per section in the document's order, with where; said to
+        be possibly incomplete (the reading's coverage line says how much was searched)."""
+        passages = Passages.of(blocks)
+        wanted = forms_of(list_object(analysis.standalone))
+        lines, said = [], set()
+        for title, own in _by_section(blocks, reading):
+            quotes = [(b.n, _clean(s)) for b in own for s in sentences(b.chunk.text)
+                      if wanted and wanted & forms_of(s) and _prose(s)][:LIST_QUOTES_PER_SECTION] or \
+                find_quotes(analysis.standalone, "list", own, self.embedder, gate=self.gate, passages=passages,
+                            limit=LIST_QUOTES_PER_SECTION)
+            quotes = [(n, q) for n, q in quotes if q not in said]
+            said.update(q for _, q in quotes)
+            lines += [f'- {title}: "{q}" [P{n}]' if title else f'- "{q}" [P{n}]' for n, q in quotes]
+        if not lines:
+            return Draft(f"{HEADER}\n\n{NOT_FOUND}{_closest(blocks)}", (analysis.standalone,))
+        head = (f"{OFFLINE_LABEL} — the passages that name them, quoted section by section; not a complete list "
+                "unless the documents list them in one place.")
+        return Draft(head + "\n\n" + "\n".join(lines))
 
     def _extract(self, analysis: Analysis, subs: Sequence[str], blocks: Sequence[ContextBlock]) -> Draft:
         passages = Passages.of(blocks)
@@ -90,6 +124,63 @@ class OfflineBrain:
         if len(unanswered) == len(subs):
             sections = [NOT_FOUND + _closest(blocks)]
         return Draft(HEADER + "\n\n" + "\n\n".join(sections), tuple(unanswered))
+
+
+def _by_section(blocks: Sequence[ContextBlock], reading: dict) -> list[tuple[str, list[ContextBlock]]]:
+    """The blocks grouped by the section read that holds them (agentic_rag.scope), in reading order."""
+    spans = {}
+    for doc in reading.get("documents") or (reading,):
+        for s in sorted(doc.get("read", ()), key=lambda s: s["last"] - s["first"]):
+            spans.setdefault(doc.get("file", ""), []).append(s)
+    groups: dict[tuple[str, str], list[ContextBlock]] = {}
+    for b in sorted(blocks, key=lambda b: (b.chunk.file_name, b.chunk.ordinal)):
+        own = spans.get(b.chunk.file_name) or next(iter(spans.values()), [])
+        title = next((s["title"] for s in own if s["first"] <= b.chunk.ordinal <= s["last"]), "")
+        groups.setdefault((b.chunk.file_name, title), []).append(b)
+    return [(title, own) for (_, title), own in groups.items()]
+
+
+def _lead_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft:
+    """A summary offline: the lead sentences of each section read, quoted with their citations, labelled as such
+    (no model writes a summary offline)."""
+    out, file_name = [], ""
+    library = reading.get("kind") == "library"
+    grouped = _by_section(blocks, reading)
+    if reading.get("kind") == "section" and grouped:  # one section: the lead of each stretch of it, by page
+        ordered = grouped[0][1]
+        size = max(1, -(-len(ordered) // SECTION_QUOTES))
+        grouped = [("", ordered[i:i + size]) for i in range(0, len(ordered), size)]
+    for title, own in grouped:
+        if library and own[0].chunk.file_name != file_name:
+            file_name = own[0].chunk.file_name
+            out.append(f"### {file_name}")
+        lead = _lead_sentences(own)
+        if lead is not None:
+            n, quote = lead
+            where = own[0].chunk.location.label()
+            label = ", ".join(p for p in (title, where) if p)
+            out.append((f"**{label}**\n" if label else "") + f'"{quote}" [P{n}]')
+    if not out:
+        return Draft(f"{HEADER}\n\n{NOT_FOUND}{_closest(blocks)}", ("summary",))
+    head = f"{OFFLINE_LABEL} — the opening sentences of each section read, quoted; not a written summary."
+    return Draft(head + "\n\n" + "\n\n".join(out))
+
+
+def _lead_sentences(blocks: Sequence[ContextBlock]) -> tuple[int, str] | None:
+    """The first LEAD_SENTENCES prose sentences of a section's passages (not headings, table rows or captions)."""
+    for b in blocks:
+        prose = [s for s in sentences(b.chunk.text) if _prose(s)]
+        if prose:
+            return b.n, _clean(" ".join(prose[:LEAD_SENTENCES]))
+    return None
+
+
+def _prose(sentence: str) -> bool:
+    words = sentence.split()
+    letters = sum(ch.isalpha() for ch in sentence)
+    first = sentence.lstrip()[:1]
+    return (len(words) >= MIN_PROSE_WORDS and sentence.rstrip()[-1:] in ".!?:;" and (first.isupper() or first.isdigit()
+            or first in "\"“'(") and letters >= 0.6 * len(sentence.replace(" ", "")))
 
 
 def _targets(question: str, draft: ClaimDraft, by_n: dict[int, ContextBlock]) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ MIN_CLAIM_TERMS = 2  # shorter lines are framing ("Here is what I found:"), not 
 FOUND_PREFIX = "Closest passages"
 _QUOTE_LINE = re.compile(r'(?:[^"“]{0,80}:\s*)?(?:"[^"\n]+"|“[^”\n]+”)(?:\s*(?:' + CITE.pattern + r'))+\s*[.]?',
                          re.IGNORECASE)
+_ENGINE_NOTE = re.compile(r"\*\([^\n]+\)\*")  # the engine's own notes: what was read, an answer cut short
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 _REFUSAL = re.compile(
     r"^(?:(?:however|unfortunately|sorry),?\s+)?(?:"
@@ -119,7 +120,7 @@ def is_refusal(answer: str) -> bool:
 
 def _is_framing(line: str) -> bool:
     return (not line or line.startswith((OFFLINE_LABEL, FOUND_PREFIX, "#"))
-            or bool(re.fullmatch(r"\*\*[^*]+\*\*:?", line)))
+            or bool(re.fullmatch(r"\*\*[^*]+\*\*:?", line)) or _ENGINE_NOTE.fullmatch(line) is not None)
 
 
 def _lines(answer: str):

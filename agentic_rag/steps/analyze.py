@@ -3,9 +3,15 @@ standalone question, and the sub-questions and document-worded queries the same 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from agentic_rag.scope import scope_of
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps.run import StepOut, mode_update, think, traced
 from agentic_rag.types import MODEL_MODES
+
+_SCOPE_SAID = {"document": "a whole document", "section": "a section of a document",
+              "list": "every item of a kind in a document", "library": "every document"}
 
 
 def analyze(state: AgentState, run: Run) -> dict:
@@ -16,8 +22,9 @@ def analyze(state: AgentState, run: Run) -> dict:
     def body() -> StepOut:
         t = think("analyze", state, run, lambda brain, dl: brain.plan(question, history, deadline=dl))
         plan = t.reply.value
-        a = plan.analysis
-        summary = (f"{a.question_type} question, {a.complexity}; concepts: {', '.join(a.key_concepts) or '-'}; "
+        a = replace(plan.analysis, scope=scope_of(plan.analysis.standalone, plan.analysis.question_type))
+        about = f", about {_SCOPE_SAID[a.scope]}" if a.scope != "passage" else ""
+        summary = (f"{a.question_type} question, {a.complexity}{about}; concepts: {', '.join(a.key_concepts) or '-'}; "
                    f"language: {a.language}" + (f"; follow-up read as: {a.standalone}" if a.follow_up else ""))
         if t.mode in MODEL_MODES:
             summary += " (one call shared with decompose)"

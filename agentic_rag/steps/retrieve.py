@@ -12,8 +12,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from advanced_retrieval import Filters, Hit
+from advanced_retrieval.library.outline import build_outline
+from agentic_rag.brains.prompts import ANSWER_SYSTEM
 from agentic_rag.context import check_document
 from agentic_rag.language.quotes import Ask
+from agentic_rag.language.text import estimate_tokens
+from agentic_rag.scope import (
+    MIN_SECTION_TOKENS,
+    list_object,
+    read_document,
+    read_list,
+    read_section,
+    target_document,
+)
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps.run import StepOut, Thought, consult, traced
 from agentic_rag.tables.compute import compute
@@ -23,6 +34,9 @@ from agentic_rag.types import MODEL_MODES, Coverage
 log = logging.getLogger(__name__)
 
 MAX_WORKERS = 4
+LIST_K = 40  # passages a list question looks at in its document, per query (the usual k is 8)
+MAX_GROUPS = 3  # answer calls a scoped reading may take before one combines them
+MAX_DOCUMENTS = 8  # documents a summary of every document reads at once
 COVERAGE_STRATEGY = "hybrid"
 TOP_IN_TRACE = 3
 
@@ -48,6 +62,8 @@ def retrieve(state: AgentState, run: Run) -> dict:
         if not queries:
             return StepOut({"new_hits": 0}, "nothing to search for: the round only corrects the answer")
         rnd = retrieve_round(run.retriever, state, queries, k, check_documents=not loops)
+        if not loops and state["analysis"].scope != "passage":
+            return _with_reading(state, run, rnd)
         if loops or run.tables is None or not asks_figures(state["analysis"]):
             return StepOut(rnd.updates, rnd.summary, rnd.details, warnings=rnd.warnings)
         return _with_computation(state, run, rnd)
@@ -91,6 +107,114 @@ def _with_computation(state: AgentState, run: Run, rnd: Round) -> StepOut:
         updates["sub_hits"] = ((label, (computation.hit,)), *rnd.updates["sub_hits"])
         summary = f"{rnd.summary}; computed from {computation.cells} ({computation.source})"
     return StepOut(updates, summary, details, *usage, warnings=warnings, mode=spent.mode if spent else "")
+
+
+def _with_reading(state: AgentState, run: Run, rnd: Round) -> StepOut:
+    """A question about a whole document, a section, every item of a kind or every document: instead of the top
+    passages, what the scope needs (agentic_rag.scope), read within the budget, with a line saying what it covered.
+    Falls back to the round's passages, saying why, when no document or section can be told."""
+    analysis, filters = state["analysis"], state.get("filters")
+    hits = [h for _, found in rnd.updates["sub_hits"] for h in found]
+    groups = reading_groups(state, run)
+    budget = reading_budget(run.budgets.context_tokens, analysis.standalone) * groups
+    if analysis.scope == "library":
+        return _read_library(state, run, rnd, budget, groups)
+    doc_id = target_document(hits, filters)
+    if doc_id is None:
+        return StepOut(rnd.updates, f"{rnd.summary}; no document to read as a whole (nothing was found)",
+                       rnd.details, warnings=rnd.warnings)
+    try:
+        chunks = run.retriever.document_chunks(doc_id)
+        outline = _outline(run, doc_id, chunks)
+    except Exception as exc:  # the store failed: the round's passages are still an answer, with the reason
+        why = f"Could not read the document as a whole ({type(exc).__name__}: {exc}); answered from the top passages."
+        return StepOut(rnd.updates, f"{rnd.summary}; {why}", rnd.details, warnings=rnd.warnings + (why,))
+    reading = None
+    if analysis.scope == "section":
+        reading = read_section(chunks, analysis.standalone, budget, outline)
+    elif analysis.scope == "list" and list_object(analysis.standalone):  # "all the risk factors": their section
+        reading = read_section(chunks, analysis.standalone, budget, outline, named=list_object(analysis.standalone))
+    if reading is None and analysis.scope == "list":
+        jobs = [(q, Filters(doc_ids=(doc_id,)), COVERAGE_STRATEGY) for q in first_queries(state)]
+        found = [h for _, hs, _ in _search_all(run.retriever, jobs, LIST_K) for h in hs]
+        reading = read_list(_best_first(found), outline, chunks[0].file_name if chunks else "", budget)
+    if reading is None and analysis.scope == "section":
+        return StepOut(rnd.updates, f"{rnd.summary}; no section of the document matches the question's words: "
+                       "answered from the top passages", rnd.details, warnings=rnd.warnings)
+    if reading is None:
+        reading = read_document(chunks, budget, outline)
+    if not reading.hits:
+        return StepOut(rnd.updates, f"{rnd.summary}; the document has no passages to read", rnd.details,
+                       warnings=rnd.warnings)
+    said = {**reading.to_dict(), "groups": groups, "per_call": budget // groups}
+    updates = {**rnd.updates, "sub_hits": ((f"{reading.kind}: {reading.file_name}", reading.hits),),
+               "reading": said, "new_hits": len(reading.hits)}
+    details = {**rnd.details, "reading": said, "outline_source": outline.source}
+    return StepOut(updates, f"{rnd.summary}; {reading.coverage}", details, warnings=rnd.warnings)
+
+
+def _read_library(state: AgentState, run: Run, rnd: Round, budget: int, groups: int) -> StepOut:
+    """A summary of every document (within the user's filter): the opening passages of each one's sections,
+    the budget shared between at most MAX_DOCUMENTS documents; the others are named as not read."""
+    records = _documents(run.retriever, state.get("filters"))
+    chosen, left = records[:MAX_DOCUMENTS], records[MAX_DOCUMENTS:]
+    readings = []
+    for record in chosen:
+        try:
+            chunks = run.retriever.document_chunks(record.doc_id)
+            readings.append(read_document(chunks, budget // max(1, len(chosen)), _outline(run, record.doc_id, chunks)))
+        except Exception as exc:  # one unreadable document: the others are still read, and this one is named
+            left.append(record)
+            log.warning("could not read %s as a whole: %s", record.file_name, exc)
+    readings = [r for r in readings if r.hits]
+    if not readings:
+        return StepOut(rnd.updates, f"{rnd.summary}; no document to read", rnd.details, warnings=rnd.warnings)
+    coverage = f"Read the opening passages of {len(readings)} document{'s' if len(readings) != 1 else ''}: " + \
+        "; ".join(f"{r.file_name} ({len(r.read)} of {len(r.read) + len(r.left)} {r._unit()})" for r in readings) + "."
+    if left:
+        coverage += f" Not read: {', '.join(r.file_name for r in left[:6])}" + (
+            f" and {len(left) - 6} more" if len(left) > 6 else "") + f" (at most {MAX_DOCUMENTS} documents at once)."
+    said = {"kind": "library", "coverage": coverage, "documents": [r.to_dict() for r in readings],
+            "read": [s for r in readings for s in r.to_dict()["read"]], "groups": groups,
+            "per_call": budget // groups, "passages": sum(len(r.hits) for r in readings)}
+    updates = {**rnd.updates, "sub_hits": tuple((f"document: {r.file_name}", r.hits) for r in readings),
+               "reading": said, "new_hits": said["passages"]}
+    return StepOut(updates, f"{rnd.summary}; {coverage}", {**rnd.details, "reading": said}, warnings=rnd.warnings)
+
+
+def reading_groups(state: AgentState, run: Run) -> int:
+    """How many answer calls a scoped reading may take (then one to combine them): 1 offline and for a summary
+    of one document (its sections' openings fit one call), else up to MAX_GROUPS while the call budget keeps room
+    for the combining call and the check."""
+    scope = state["analysis"].scope
+    if state.get("mode") not in MODEL_MODES:
+        return 1 if scope == "document" else MAX_GROUPS  # offline reads cost no calls
+    if scope == "document":
+        return 1
+    used = sum(t["llm_calls"] for t in state.get("trace", ()))
+    left = run.budgets.llm_calls - used - 2  # the combining call and the check
+    return max(1, min(MAX_GROUPS, left))
+
+
+def reading_budget(context_tokens: int, question: str) -> int:
+    """The passages' share of one answer call: the context budget less the instructions, headers and question."""
+    return max(MIN_SECTION_TOKENS, int((context_tokens - estimate_tokens(ANSWER_SYSTEM + question) - 300) * 0.9))
+
+
+def _outline(run: Run, doc_id: str, chunks):
+    kept = run.outlines.outline(doc_id) if run.outlines is not None else None
+    return kept if kept is not None and kept.sections else build_outline(chunks)
+
+
+def _best_first(hits: Sequence[Hit]) -> list[Hit]:
+    """Hits of several queries merged, with their pages' other found chunks: each chunk once, at its best rank,
+    best first."""
+    best: dict[str, Hit] = {}
+    for found in hits:  # a hit's page mates were found with it (retrieval ranks by page)
+        for hit in (found, *(Hit(c, found.score, found.rank, strategy=found.strategy) for c in found.page_chunks)):
+            if hit.chunk.id not in best or hit.rank < best[hit.chunk.id].rank:
+                best[hit.chunk.id] = hit
+    return sorted(best.values(), key=lambda h: (h.rank, -h.score))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from agentic_rag.context import build_context, merge_blocks, render_coverage
 from agentic_rag.language.text import estimate_tokens
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps.run import StepOut, Thought, mode_update, think, traced
-from agentic_rag.types import MODEL_MODES, Draft
+from agentic_rag.types import MODEL_MODES, NOT_FOUND, BrainReply, Draft
 
 PROMPT_OVERHEAD_TOKENS = 300  # instructions and headers around the passages, on top of what is measured
 TRUNCATED_NOTE = "\n\n*(The answer was cut short at the model's output limit.)*"
@@ -29,16 +29,26 @@ def synthesize(state: AgentState, run: Run) -> dict:
         table = render_coverage(analysis.key_concepts[0], coverage) if coverage and analysis.key_concepts else ""
         overhead = estimate_tokens(ANSWER_SYSTEM + analysis.standalone + " ".join(subs) + table)
         previous = state.get("blocks", ())
-        blocks = build_context(state.get("sub_hits", ()),
-                               run.budgets.context_tokens - overhead - PROMPT_OVERHEAD_TOKENS, previous,
-                               _region_tokens(state, run))
+        reading = state.get("reading") if not revising else None
+        if reading:  # a scoped reading was measured to fit (agentic_rag.scope): its passages as read, in order
+            blocks = build_context(state.get("sub_hits", ()), reading["per_call"] * reading["groups"], previous, 0)
+        else:
+            blocks = build_context(state.get("sub_hits", ()),
+                                   run.budgets.context_tokens - overhead - PROMPT_OVERHEAD_TOKENS, previous,
+                                   _region_tokens(state, run))
         every = merge_blocks(previous, blocks)
+        parts = _parts(blocks, reading["per_call"]) if reading and state.get("mode") in MODEL_MODES else [blocks]
         # A revision is not streamed: the reader keeps the first answer until the checked one replaces it.
         stream = DisplayStream(run.on_token, {b.n for b in every}) if run.on_token and not revising else None
         focus = (*state.get("corrections", ()), *_not_covered(state)) if revising else ()
         keep = revising and state.get("answer_mode") in MODEL_MODES
-        t = think("synthesize", state, run, lambda brain, dl: brain.answer(
-            analysis, subs, blocks, coverage, on_token=stream, focus=focus, deadline=dl), keep_on_failure=keep)
+        said = state.get("reading")
+        if len(parts) > 1:
+            t = _map_reduce(state, run, parts, stream)
+        else:
+            t = think("synthesize", state, run, lambda brain, dl: brain.answer(
+                analysis, subs, blocks, coverage, on_token=stream, focus=focus, deadline=dl, reading=said),
+                keep_on_failure=keep)
         if stream is not None:
             stream.flush()
         if t is None or t.mode == "failed":
@@ -50,9 +60,16 @@ def synthesize(state: AgentState, run: Run) -> dict:
                            t.calls, t.input_tokens, t.output_tokens, t.warnings, t.mode)
         if draft.truncated:
             draft = Draft(draft.text + TRUNCATED_NOTE, draft.unanswered, draft.refused, True)
+        if said and not draft.refused:  # what the answer covered, in the engine's words
+            note = f"\n\n*({said['coverage']})*"
+            draft = Draft(draft.text + note, draft.unanswered, draft.refused, draft.truncated)
+            if stream is not None and not revising:
+                run.on_token(note)
         cited = cited_ids(draft.text)
         summary = (f"{'revised: ' if revising else ''}{len(draft.text.split())} words citing {len(cited)} of "
-                   f"{len(blocks)} passages" + ("; cut short at the output limit" if draft.truncated else ""))
+                   f"{len(blocks)} passages" + ("; cut short at the output limit" if draft.truncated else "")
+                   + (f"; read in {len(parts)} parts, one answer call each, then one call merged them"
+                      if len(parts) > 1 and t.mode in MODEL_MODES else ""))
         left_out = received["passages_available"] - len(blocks)
         warnings = t.warnings + ((f"Context budget ({run.budgets.context_tokens} tokens) reached: {left_out} of "
                                   f"{received['passages_available']} passages were left out of the context.",)
@@ -66,6 +83,52 @@ def synthesize(state: AgentState, run: Run) -> dict:
         return StepOut(updates, summary, details, t.calls, t.input_tokens, t.output_tokens, warnings, t.mode)
 
     return traced("synthesize", run, received, body)
+
+
+def _parts(blocks, per_call: int) -> list[list]:
+    """The blocks in reading order, cut into as few consecutive parts of about equal size as hold `per_call`
+    tokens each (the reading was measured to fit its number of calls, so parts never outnumber them)."""
+    costs = [estimate_tokens(b.header()) + estimate_tokens(b.chunk.text) + 2 for b in blocks]
+    total = sum(costs)
+    count = max(1, -(-total // max(1, per_call)))
+    if count == 1:
+        return [list(blocks)]
+    parts: list[list] = [[] for _ in range(count)]
+    used = 0
+    for block, cost in zip(blocks, costs, strict=True):
+        parts[min(count - 1, used * count // total)].append(block)
+        used += cost
+    return [p for p in parts if p]
+
+
+def _map_reduce(state: AgentState, run: Run, parts: list, stream) -> Thought | None:
+    """A reading longer than one call: one answer per part, then one call merging them (streamed). When a part's
+    call fails, the question goes offline as any failed call does, and the offline brain reads every part."""
+    analysis, subs = state["analysis"], state["sub_questions"]
+    partials: list[str] = []
+    spent = [0, 0, 0]
+    for i, blocks in enumerate(parts, start=1):
+        t = think("synthesize", state, run, lambda brain, dl, blocks=blocks, i=i: brain.answer(
+            analysis, subs, blocks, deadline=dl, part=(i, len(parts)), reading=state.get("reading")))
+        spent = [spent[0] + t.calls, spent[1] + t.input_tokens, spent[2] + t.output_tokens]
+        if t.mode not in MODEL_MODES:
+            every = [b for p in parts for b in p]
+            reply = run.offline.answer(analysis, subs, every, on_token=stream, reading=state.get("reading"))
+            return Thought(reply, t.mode, t.warnings, *spent)
+        if not t.reply.value.refused:
+            partials.append(t.reply.value.text)
+    if not partials:
+        return Thought(BrainReply(Draft(NOT_FOUND, tuple(subs), refused=True)), state["mode"], (), *spent)
+    every = [b for p in parts for b in p]
+
+    def merge(brain, deadline):
+        if brain is run.offline:  # the merging call failed: the offline brain reads every part itself
+            return brain.answer(analysis, subs, every, on_token=stream, reading=state.get("reading"))
+        return brain.combine(analysis, partials, on_token=stream, deadline=deadline)
+
+    t = think("synthesize", state, run, merge)
+    return Thought(t.reply, t.mode, t.warnings, spent[0] + t.calls, spent[1] + t.input_tokens,
+                   spent[2] + t.output_tokens)
 
 
 def _region_tokens(state: AgentState, run: Run) -> int:
