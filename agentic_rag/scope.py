@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 
 from advanced_retrieval import Filters, Hit
 from advanced_retrieval.library.outline import Outline, Section, build_outline
-from agentic_rag.language.concepts import forms_of
 from agentic_rag.language.question_rules import classify
 from agentic_rag.language.text import estimate_tokens
 from document_processor import Chunk
@@ -42,6 +41,7 @@ _OBJECT = re.compile(r"\b(?:all|every|each|complete list of|full list of)\s+(?:o
                      re.IGNORECASE)
 _OBJECT_STOP = frozenset(["in", "of", "that", "which", "from", "on", "at", "by", "for", "with", "mentioned", "named", "listed", "used", "the", "a", "an", "is", "are", "was", "were", "does", "do", "did", "has", "have", "and", "or", "to"])
 _FIGURES = ("numeric", "comparison")
+_GENERIC = frozenset({"section", "part", "chapter", "item", "note", "the", "and", "of", "for", "in", "on", "to", "our"})
 SCOPES = ("passage", "document", "section", "list", "library")
 
 
@@ -191,18 +191,24 @@ def named_section(outline: Outline, question: str, file_name: str = "", *, whole
             title = " ".join(section.title.lower().split())
             if title == wanted or title.startswith((wanted + ".", wanted + " ", wanted + ":")):
                 return section
-    asked = forms_of(question)
-    named_by_file = forms_of(re.sub(r"[_\-.]", " ", file_name))
+    asked = _words(question)
+    named_by_file = _words(re.sub(r"[_\-.]", " ", file_name))
     best, best_share = None, 0.0
     for section in outline.all():
-        words = forms_of(re.sub(r"^(?:item|part)\s+\S+\s*|^\d[\d.]*\s*", "", section.title, flags=re.IGNORECASE))
-        words -= named_by_file
+        words = _words(re.sub(r"^(?:item|part)\s+\S+\s*|^\d[\d.]*\s*", "", section.title, flags=re.IGNORECASE))
+        words -= named_by_file | _GENERIC
         if not words or (whole and not asked <= words):
             continue
         share = len(words & asked) / len(words)
         if share > best_share or (share == best_share and best is not None and section.level < best.level):
             best, best_share = section, share
     return best if best_share >= 0.6 else None
+
+
+def _words(text: str) -> frozenset[str]:
+    """Lower-case words of two letters or more, a plural's s dropped (titles and questions compared plainly)."""
+    return frozenset(w.lower()[:-1] if len(w) > 3 and w.lower().endswith("s") and not w.lower().endswith("ss")
+                     else w.lower() for w in re.findall(r"[A-Za-z]{2,}", text))
 
 
 def list_object(question: str) -> str:

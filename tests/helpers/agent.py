@@ -55,6 +55,9 @@ class FakeRetriever:
         return [Hit(c, s, i + 1, vector_score=cos, bm25_score=bm25 or None)
                 for i, (s, c, bm25, cos) in enumerate(scored[:k])]
 
+    def document_chunks(self, doc_id):
+        return sorted((c for c in self.chunks if c.doc_id == doc_id), key=lambda c: c.ordinal)
+
     def documents(self):
         docs: dict[str, list[Chunk]] = {}
         for c in self.chunks:

@@ -63,3 +63,41 @@ def test_a_library_without_its_tables_reads_them_again_from_the_kept_originals(t
     assert [d.file_name for d in reopened.tables_missing()] == ["budget.xlsx"]
     assert reopened.fill_missing_tables() == ["budget.xlsx: 1 table(s) read"]
     assert _amounts(reopened) == [1200.0, 450.0] and reopened.tables_missing() == []
+
+
+def _memo() -> bytes:
+    import docx
+
+    document = docx.Document()
+    for title, body in (("Scope", "What the project covers."), ("Budget", "The budget is 40,000 euros."),
+                        ("Timeline", "It ends in June.")):
+        document.add_heading(title, level=1)
+        document.add_paragraph(body)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_the_outline_is_kept_with_its_document_and_removed_with_it(tmp_path, fake_embedder):
+    kb = _open(tmp_path, fake_embedder)
+    record = kb.ingest_bytes(_memo(), "memo.docx")
+    kept = kb.tables.outline(record.doc_id)
+    assert [s["title"] for s in kept["sections"]] == ["Scope", "Budget", "Timeline"]
+    assert [s.title for s in kb.outline(record.doc_id).sections] == ["Scope", "Budget", "Timeline"]
+    kb.delete("memo.docx")
+    assert kb.tables.outline(record.doc_id) is None
+
+
+def test_cli_outline_prints_the_sections_and_their_spans(tmp_path, fake_embedder, capsys, monkeypatch):
+    import cli
+
+    kb = _open(tmp_path, fake_embedder)
+    kb.ingest_bytes(_memo(), "memo.docx")
+    opened = wiring.open_library
+    monkeypatch.setattr(wiring, "open_library", lambda config, embedder=None, **kw: opened(
+        config, embedder=fake_embedder, **kw))
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "outline", "memo"]) == 0
+    printed = capsys.readouterr().out
+    assert "memo.docx: 3 sections, from its headings" in printed and "Budget  (" in printed
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "outline", "memo.docx", "--json"]) == 0
+    assert '"title": "Timeline"' in capsys.readouterr().out

@@ -1,0 +1,57 @@
+"""The document outline: sections from heading paths, from headings found in the text, or flat by pages."""
+
+from __future__ import annotations
+
+from advanced_retrieval.library.outline import Outline, build_outline
+from tests.helpers.agent import make_chunk
+
+
+def _paper() -> list:
+    texts = [
+        "A Study of Things\nAbstract\nWe study things. Things matter a great deal.",
+        "Contents\n1 Introduction 1\n2 Method 3",  # a table of contents: lines ending in page numbers
+        "1. Introduction\nThings have been studied before. We study them again.",
+        "2. Method\nOur method has two parts.",
+        "2.1. Data\nWe collected 300 things.",
+        "2.2. Training\nWe trained for 10 epochs.",
+        "3. Results\nThe method works.",
+        "References\n[1] A. Author. Things. 2020.",
+    ]
+    return [make_chunk("d1", "paper.pdf", t, ordinal=i, page=i + 1) for i, t in enumerate(texts)]
+
+
+def test_a_papers_numbered_headings_nest_and_each_section_knows_its_pages_and_passages():
+    outline = build_outline(_paper())
+    assert outline.source == "detected" and not outline.flat
+    titles = [s.title for s in outline.sections]
+    assert titles == ["Abstract", "1. Introduction", "2. Method", "3. Results", "References"]
+    method = outline.find("2. Method")
+    assert [c.title for c in method.children] == ["2.1. Data", "2.2. Training"]
+    assert (method.first, method.last, method.start, method.end) == (3, 5, "p. 4", "p. 6")
+    assert "1 Introduction 1" not in [s.title for s in outline.all()]  # a contents line is not a heading
+
+
+def test_the_outline_survives_its_dictionary_form():
+    outline = build_outline(_paper())
+    assert Outline.from_dict(outline.to_dict()) == outline
+
+
+def test_heading_paths_from_word_styles_make_the_tree():
+    chunks = [make_chunk("d2", "memo.docx", f"text {i}", ordinal=i, heading=h, paragraph=i + 1)
+              for i, h in enumerate([("Scope",), ("Scope", "In scope"), ("Scope", "Out of scope"), ("Budget",)])]
+    outline = build_outline(chunks)
+    assert outline.source == "headings"
+    assert [(s.title, [c.title for c in s.children]) for s in outline.sections] == [
+        ("Scope", ["In scope", "Out of scope"]), ("Budget", [])]
+
+
+def test_a_document_without_headings_is_read_by_pages_and_says_so():
+    chunks = [make_chunk("d3", "scan.pdf", f"plain words on page {i}", ordinal=i, page=i + 1) for i in range(3)]
+    outline = build_outline(chunks)
+    assert outline.flat and outline.source == "pages"
+    assert [s.title for s in outline.sections] == ["p. 1", "p. 2", "p. 3"]
+
+
+def test_slides_without_titles_are_read_by_slides():
+    chunks = [make_chunk("d4", "deck.pptx", f"bullet {i}", ordinal=i, slide=i + 1) for i in range(2)]
+    assert build_outline(chunks).source == "slides"

@@ -1,0 +1,98 @@
+"""Questions about a whole document, a section or every item of a kind, through the whole graph: what is read,
+how many model calls it costs, and the line that says what the answer covered."""
+
+from __future__ import annotations
+
+import re
+
+from agentic_rag import Budgets, OfflineBrain, build_agent
+from agentic_rag.checks.claims import split_claims
+from tests.helpers.agent import FakeRetriever, gemini_agent, make_chunk, plan_json, verify_json
+
+TOPICS = ["Methods", "Results", "Discussion", "Limitations", "Outlook"]
+
+
+def _paper(per_section: int = 2, filler: int = 30) -> list:
+    chunks = [make_chunk("p", "study.pdf", "A Study of Wind Turbines\nAbstract\nWe measure how turbines age. "
+                         "Blades wear fastest in salty air.", ordinal=0, page=1)]
+    ordinal = 1
+    for s, topic in enumerate(TOPICS, start=1):
+        for p in range(per_section):
+            head = f"{s}. {topic}\n" if p == 0 else ""
+            lead = f"The {topic.lower()} part opens here with its first point. It says a second thing too. "
+            body = "More " + " ".join(f"detail{s}{p}{i}" for i in range(filler))
+            chunks.append(make_chunk("p", "study.pdf", f"{head}{lead}{body}.", ordinal=ordinal, page=ordinal + 1))
+            ordinal += 1
+    chunks.append(make_chunk("p", "study.pdf", "References\n[1] A. Person. Turbines. 2020.", ordinal=ordinal,
+                             page=ordinal + 1))
+    chunks.append(make_chunk("o", "other.txt", "Turbines elsewhere. A study of other machines.", ordinal=0, lines=(1, 1)))
+    return chunks
+
+
+def test_offline_a_summary_quotes_each_sections_lead_and_says_what_it_read(fake_embedder):
+    agent = build_agent(OfflineBrain(fake_embedder), FakeRetriever(_paper(), fake_embedder))
+    result = agent.ask("Summarize the study of wind turbines")
+    assert "the opening sentences of each section read, quoted; not a written summary" in result.answer
+    for s, topic in enumerate(TOPICS, start=1):
+        assert f"**{s}. {topic}, p. " in result.answer
+        assert f'"The {topic.lower()} part opens here with its first point. It says a second thing too." [' in result.answer
+    assert "*(Read the opening passages of 6 of 7 sections of study.pdf; not read: References.)*" in result.answer
+    assert {c.file for c in result.citations} == {"study.pdf"}  # never the other document
+    retrieve = next(t for t in result.trace if t["step"] == "retrieve")
+    assert retrieve["details"]["reading"]["kind"] == "document"
+    # The engine's line about coverage is not a claim to check.
+    assert not any("Read the opening passages" in c.text for c in split_claims(result.answer))
+
+
+def test_with_a_model_a_summary_of_a_paper_is_one_answer_call_over_its_sections(fake_embedder):
+    retriever = FakeRetriever(_paper(), fake_embedder)
+    answer = "- Turbines age, blades wear fastest in salty air [P1].\n- The methods part opens here [P2]."
+    agent, chat = gemini_agent(retriever, [plan_json("Summarize the study of wind turbines", "summary"), answer,
+                                           verify_json([("supported", 1), ("supported", 2)])])
+    result = agent.ask("Summarize the study of wind turbines")
+    assert len(chat.prompts) == 3  # plan, answer, verify
+    prompt = chat.prompts[1]
+    assert "opening passages of each section of the document" in prompt
+    assert "Sections read: Abstract (p. 1); 1. Methods (p. 2)" in prompt
+    assert result.answer.rstrip().endswith("not read: References.)*")
+
+
+def test_a_section_longer_than_one_call_is_read_in_parts_and_merged_by_one_more_call(fake_embedder):
+    retriever = FakeRetriever(_paper(per_section=12, filler=80), fake_embedder)
+    question = "What does the results section say?"
+
+    def part(prompt: str) -> str:
+        n = re.findall(r"^\[P(\d+)\]", prompt, re.MULTILINE)[0]
+        return f"The results part says something [P{n}]."
+
+    def combine(prompt: str) -> str:
+        assert "You merge partial answers" in prompt and prompt.count("<part n=") == 3
+        return "The results part says something [P1][P5][P9]."
+
+    agent, chat = gemini_agent(retriever, [plan_json(question), part, part, part, combine,
+                                           verify_json([("supported", 1)])], budgets=Budgets(context_tokens=1500))
+    result = agent.ask(question)
+    assert sum("This call reads part" in p for p in chat.prompts) == 3
+    synthesize = next(t for t in result.trace if t["step"] == "synthesize")
+    assert synthesize["llm_calls"] == 4 and "read in 3 parts" in synthesize["summary"]
+    assert 'the section "2. Results" of study.pdf' in result.answer
+
+
+def test_offline_a_list_names_where_each_item_was_found_and_that_it_may_be_incomplete(fake_embedder):
+    chunks = _paper()
+    chunks[3] = make_chunk("p", "study.pdf", "2. Results\nThe sites tested were Aarhus and Cork in the first year.",
+                           ordinal=3, page=4)
+    chunks[7] = make_chunk("p", "study.pdf", "4. Limitations\nOnly two sites were tested; Bilbao joined later.",
+                           ordinal=7, page=8)
+    agent = build_agent(OfflineBrain(fake_embedder), FakeRetriever(chunks, fake_embedder))
+    result = agent.ask("List every site tested in the study")
+    assert "not a complete list" in result.answer and "the list may be incomplete." in result.answer
+    assert "2. Results" in result.answer and "4. Limitations" in result.answer
+    assert "Aarhus and Cork" in result.answer and "Bilbao" in result.answer
+
+
+def test_a_summary_of_every_document_reads_each_one(fake_embedder):
+    agent = build_agent(OfflineBrain(fake_embedder), FakeRetriever(_paper(), fake_embedder))
+    result = agent.ask("Summarise the main points of each document")
+    assert "### study.pdf" in result.answer and "### other.txt" in result.answer
+    assert "Read the opening passages of 2 documents: " in result.answer
