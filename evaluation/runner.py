@@ -227,8 +227,8 @@ def judge_answer(question: EvalQuestion, text: str, refused: bool) -> tuple[bool
         return None, "answered (no key facts to check)"
     missing = missing_groups(text, question.answer)
     if missing and question.value is not None and len(missing) == 1 and missing[0] == question.answer[0] \
-            and any(abs(n - question.value) <= max(question.tolerance, 1e-9) for n in numbers_in(text)):
-        missing = []  # the gold figure, written another way (17606.0, 17,606.00)
+            and any(abs(n - abs(question.value)) <= max(question.tolerance, 1e-9) for n in numbers_in(text)):
+        missing = []  # the gold figure, written another way (17606.0, 17,606.00; a fall of 14.1% for -14.07)
     if missing:
         return False, "missing " + "; ".join(" | ".join(group) for group in missing)
     return True, f"all {len(question.answer)} key fact(s) present"

@@ -29,9 +29,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from advanced_retrieval.tables.values import number, scale, unit
+from advanced_retrieval.tables.values import iso_dates, number, scale, unit
 from document_processor import DataTable, Location
 
+_YEARISH = re.compile(r"(?:19|20)\d\d(?:\.0)?")
 NUMERIC_SHARE = 0.6  # a column is numeric when at least this share of its filled cells are numbers
 LOCK_WAIT_S = 10.0
 QUERY_SECONDS = 5.0
@@ -328,12 +329,16 @@ def _typed(table: DataTable) -> tuple[list[Column], dict]:
         cells = [row[i] if i < len(row) else "" for row in table.rows]
         values = [number(c) for c in cells]
         filled = [c for c in cells if c.strip()]
-        numeric = i > 0 and bool(filled) and sum(v is not None for v in values) >= NUMERIC_SHARE * len(filled)
+        counted = sum(v is not None for v in values)
+        # The first column labels a statement's rows; it is a column of figures only when every cell is a number
+        # and not a year (a data table's first measure, not "2021", "2022" labelling rows).
+        numeric = bool(filled) and (counted >= NUMERIC_SHARE * len(filled) if i > 0 else
+                                    counted == len(filled) and not all(_YEARISH.fullmatch(c.strip()) for c in filled))
         sql = _unique(name, taken)
         units = {unit(c) for c in filled} - {""}
         ref = table.column_refs[i] if i < len(table.column_refs) else ""
         columns.append(Column(name, sql, numeric, units.pop() if len(units) == 1 else "", ref))
-        arrays[sql] = values if numeric else cells
+        arrays[sql] = values if numeric else (iso_dates(cells) or cells)
     return columns, arrays
 
 

@@ -70,3 +70,45 @@ def suffix_scale(text: str) -> float:
     if m is None or not m.group("unit") or m.group("unit") in ("%", "x", "pts", "bps"):
         return 1.0
     return _SUFFIX.get(m.group("unit").lower(), 1.0)
+
+
+_DATE_FORMATS = ("%Y-%m-%d", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y/%m/%d",
+                 "%Y/%m/%d %H:%M", "%Y/%m/%d %H:%M:%S", "%b %d %Y", "%B %d %Y", "%b %d, %Y", "%B %d, %Y",
+                 "%d %b %Y", "%d %B %Y", "%m/%d/%Y", "%d.%m.%Y", "%b %Y", "%B %Y", "%Y-%m")
+DATE_SHARE = 0.9  # a text column is a date column when this share of its filled cells read as dates in one format
+_SAMPLE = 50
+
+
+def iso_dates(cells: list[str]) -> list[str] | None:
+    """A date column's cells written ISO ("Jan 1 2000" -> "2000-01-01", "2010/01/01 01:00" ->
+    "2010-01-01 01:00"), so that a year or a month is one prefix whatever the document wrote; None when the
+    cells are not dates in one format (a cell that does not read as one is kept as written)."""
+    from datetime import datetime
+
+    filled = [" ".join(c.split()) for c in cells if c and c.strip()]
+    if not filled or not any(ch.isdigit() for ch in filled[0]) or number(filled[0]) is not None:
+        return None
+    sample = filled[:_SAMPLE]
+    for fmt in _DATE_FORMATS:
+        parsed = 0
+        for cell in sample:
+            try:
+                datetime.strptime(cell, fmt)
+                parsed += 1
+            except ValueError:
+                pass
+        if parsed < DATE_SHARE * len(sample):
+            continue
+        timed, out, ok = "%H" in fmt, [], 0
+        for cell in cells:
+            text = " ".join(cell.split()) if cell else ""
+            try:
+                moment = datetime.strptime(text, fmt)
+            except ValueError:
+                out.append(cell)
+                continue
+            ok += 1
+            out.append(moment.strftime("%Y-%m-%d %H:%M" if timed else "%Y-%m" if fmt in ("%b %Y", "%B %Y", "%Y-%m")
+                                       else "%Y-%m-%d"))
+        return out if ok >= DATE_SHARE * len(filled) else None
+    return None

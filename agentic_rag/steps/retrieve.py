@@ -64,7 +64,7 @@ def retrieve(state: AgentState, run: Run) -> dict:
         rnd = retrieve_round(run.retriever, state, queries, k, check_documents=not loops)
         if not loops and state["analysis"].scope != "passage":
             return _with_reading(state, run, rnd)
-        if loops or run.tables is None or not asks_figures(state["analysis"]):
+        if loops or run.tables is None or not (asks_figures(state["analysis"]) or _tabular(rnd)):
             return StepOut(rnd.updates, rnd.summary, rnd.details, warnings=rnd.warnings)
         return _with_computation(state, run, rnd)
 
@@ -75,6 +75,13 @@ def asks_figures(analysis) -> bool:
     """Whether a question asks for a figure a table may hold: a number, a comparison, an aggregate, a ranking."""
     return analysis.question_type in ("numeric", "comparison") or TableAsk.of(analysis.standalone).op != "lookup" \
         or Ask.of(analysis.standalone).wants_number
+
+
+def _tabular(rnd: Round) -> bool:
+    """Whether the best passage found is a table's (a sheet's cells, a table's rows): a question answered
+    there may be a lookup the tables answer exactly ("the value for well D7 at cycle 20")."""
+    best = [found[0] for _, found in rnd.updates["sub_hits"] if found][:1]
+    return bool(best) and (best[0].chunk.location.sheet is not None or best[0].chunk.text.lstrip().startswith("|"))
 
 
 def _with_computation(state: AgentState, run: Run, rnd: Round) -> StepOut:

@@ -19,15 +19,17 @@ from dataclasses import dataclass
 from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.seams import TableSource
-from agentic_rag.tables.plan import TableQuery, plan
+from agentic_rag.tables.plan import TableQuery, plans
 from document_processor import Chunk, Location
 
 MAX_DOCUMENTS = 4  # documents whose tables are candidates: those of the best hits
 MAX_TABLES = 6  # tables described to a model or given distinct values for the rules
 SAMPLE_ROWS = 6  # rows of each table a model sees beside its columns
 MAX_DISTINCT = 500  # distinct values of a text column read for filters
-MAX_SHOWN_ROWS = 10  # result rows written into the passage
-COMPUTED = "computed:"  # the id prefix of a computed passage's chunk
+MAX_SHOWN_ROWS = 10
+MAX_TRIES = 3  # the rules' queries tried in turn while they find nothing  # result rows written into the passage
+COMPUTED = "computed:"
+_ISO_DATE = re.compile(r"^(?:19|20)\d\d-\d\d")  # the id prefix of a computed passage's chunk
 
 
 @dataclass(frozen=True)
@@ -81,11 +83,15 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
         if written is not None:
             return written
     values = {t.table_id: _distinct(tables, t) for t in ranked[:MAX_TABLES]}
-    query = plan(question, ranked, values, prior)
-    if query is None:
+    found = plans(question, ranked, values, prior)[:MAX_TRIES]
+    if not found:
         return Computation("", QueryResult(""), None, "", None, "rules",
                            "no table's rows and columns match what the question asks")
-    return _run(tables, query.sql, query.table, "rules", query)
+    for query in found:  # the best query that finds a value; a table that holds no such row gives way
+        done = _run(tables, query.sql, query.table, "rules", query)
+        if done.hit is not None:
+            return done
+    return done
 
 
 def schemas(tables: TableSource, candidates: Sequence[TableInfo]) -> str:
@@ -144,6 +150,10 @@ def _cells(tables: TableSource, table: TableInfo | None, query: TableQuery | Non
     rows = list(query.rows)
     if not rows and "_row" in result.columns:
         rows = [r[result.columns.index("_row")] for r in result.rows]
+    if not rows and "row_from" in result.columns and result.rows:
+        row = dict(zip(result.columns, result.rows[0], strict=True))
+        if row["rows_from"] == 1 and row["rows_to"] == 1:
+            return "; ".join(table.cell_label(r, query.columns[-1]) for r in (row["row_from"], row["row_to"]))
     if not rows:
         bounds = tables.query(f'SELECT min("_row"), max("_row") FROM "{table.physical}"{query.filters}')
         if bounds.ok and bounds.rows and bounds.rows[0][0] is not None:
@@ -176,12 +186,32 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         row = dict(zip(names, rows[0], strict=True))
         return [f"{query.what}: from {shown(row['from'])} to {shown(row['to'])}, a difference of "
                 f"{shown(row['difference'])} ({shown(row['percent_change'])}%)"]
+    if query is not None and query.op == "cell" and rows:
+        if len(rows) > 1:
+            return ["Result:", f"{query.what}: more than one row holds these values; the first two:",
+                    *(shown(r[names.index("value")]) for r in rows)]
+        return [f"{query.what}: {shown(rows[0][names.index('value')])}"]
+    if query is not None and query.op == "ratio" and rows:
+        row = dict(zip(names, rows[0], strict=True))
+        first, second = query.what.split(" to ", 1)
+        return [f"{first}: {shown(row['from'])}; {second}: {shown(row['to'])}; ratio {shown(row['from'])} / "
+                f"{shown(row['to'])} = {shown(row['ratio'])}"]
+    if query is not None and query.op == "series" and rows:
+        row = dict(zip(names, rows[0], strict=True))
+        span = query.what.rsplit(", ", 1)
+        start, end = span[-1].split(" to ")
+        many = (f" (averages over {shown(row['rows_from'])} and {shown(row['rows_to'])} rows)"
+                if (row["rows_from"] or 0) > 1 or (row["rows_to"] or 0) > 1 else "")
+        return [f"{span[0]}: {start}: {shown(row['from'])}; {end}: {shown(row['to'])}; a difference of "
+                f"{shown(row['difference'])} ({shown(row['percent_change'])}%); {shown(row['to'])} / "
+                f"{shown(row['from'])} = {shown(row['ratio'])} times{many}"]
     if query is not None and query.op == "rows" and rows:
         return [f"{query.what.split(':')[0]}:", *(f"{shown(r[names.index('label')])}: {shown(r[names.index('value')])}"
                                                   for r in rows)]
     if query is not None and query.op.startswith("top") and rows:
-        return [f"{query.what}:", *(f"{shown(r[names.index('label')])}: {shown(r[names.index('value')])}"
-                                    for r in rows[:MAX_SHOWN_ROWS])]
+        month = query.what.endswith("by month")
+        return [f"{query.what}:", *(f"{_month(r[names.index('label')]) if month else shown(r[names.index('label')])}: "
+                                    f"{shown(r[names.index('value')])}" for r in rows[:MAX_SHOWN_ROWS])]
     if query is not None and rows and "value" in names:
         counted = f" (over {shown(rows[0][names.index('rows')])} rows)" if "rows" in names else ""
         return [f"{query.what}: {shown(rows[0][names.index('value')])}{counted}"]
@@ -189,6 +219,16 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         return [f"number of {query.what}: {shown(rows[0][0])}"]
     table = [" | ".join(names), *(" | ".join(shown(v) for v in r) for r in rows[:MAX_SHOWN_ROWS])]
     return ["Result:", *table] + ([f"(first {MAX_SHOWN_ROWS} rows shown)"] if len(rows) > MAX_SHOWN_ROWS else [])
+
+
+def _month(value) -> str:
+    """'07' -> 'July' (a month a query grouped by)."""
+    text = str(value)
+    return _MONTHS[int(text) - 1] if text.isdigit() and 1 <= int(text) <= 12 else text
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
 
 
 def _location(table: TableInfo, query: TableQuery | None) -> Location:
@@ -204,7 +244,9 @@ def _distinct(tables: TableSource, table: TableInfo) -> dict[int, list[str]]:
     """The distinct values of each text column (none for a statement's label column: its rows are the labels)."""
     out: dict[int, list[str]] = {}
     for i, column in enumerate(table.columns):
-        statement_labels = i == 0 and table.n_rows <= len(table.labels) and any(c.numeric for c in table.columns)
+        # A statement's first column names its rows (each once); dated or repeated values are data to filter on
+        statement_labels = i == 0 and table.n_rows <= len(table.labels) and any(c.numeric for c in table.columns) \
+            and not (table.labels and _ISO_DATE.match(table.labels[0])) and len(set(table.labels)) == len(table.labels)
         if column.numeric or statement_labels:
             continue
         result = tables.query(f'SELECT DISTINCT "{column.sql}" FROM "{table.physical}" WHERE "{column.sql}" IS NOT '

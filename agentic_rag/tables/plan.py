@@ -18,17 +18,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from advanced_retrieval.tables import TableInfo
+from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
+from agentic_rag.tables.words import identifier_text, meets, name_forms, named_by
 
 MIN_ROW_MATCH = 0.6  # share of a row label's words the question must hold for the row to be the one asked
 MIN_SCORE = 1.0
+COLUMN_WEIGHT = 0.3  # what each word of the question a column's header names adds to a query's score
 TOP_MAX = 10
 _OPS = (
     ("change", re.compile(r"\b(?:grow(?:th|n)?|grew|increase[ds]?|decrease[ds]?|chang(?:e|ed|es)|rise|rose|risen|"
                           r"fall|fell|fallen|decline[ds]?|drop(?:ped)?|difference|differ|compared? (?:to|with)|"
                           r"versus|vs\.?|year[- ]over[- ]year|yoy)\b", re.I)),
     ("ratio", re.compile(r"\b(?:ratio|as a (?:percentage|share|proportion) of|share of|proportion of|percent(?:age)? "
-                         r"of)\b", re.I)),
+                         r"of|how many times|times (?:more|less|bigger|larger|higher|greater|smaller|as))\b", re.I)),
     ("count", re.compile(r"\b(?:how many|number of|count)\b", re.I)),
     ("avg", re.compile(r"\b(?:average|mean|avg)\b", re.I)),
     ("max", re.compile(r"\b(?:highest|largest|maximum|max|most|biggest|greatest|peak|top|best|wettest|hottest|"
@@ -38,7 +41,8 @@ _OPS = (
     ("sum", re.compile(r"\b(?:total|sum|combined|altogether|in all|overall|aggregate|cumulative)\b", re.I)),
 )
 _WHICH = re.compile(r"\b(?:which|what|who)\b[^?]{0,60}?\b(?:has|had|have|was|were|is|are|with|saw|recorded|shows?|"
-                    r"got|received)\b|\b(?:which|what)\s+\w+(?:\s+\w+)?\s+(?:has|had|was|is|recorded)\b|^which\b",
+                    r"got|received)\b|\b(?:which|what)\s+\w+(?:\s+\w+)?\s+(?:has|had|was|is|recorded)\b|^which\b|"
+                    r"\bwhich\s+\w+\s*(?:[,?]|$|and\b)",
                     re.I)
 _BETWEEN = re.compile(r"\bfrom\b.+\bto\b|\bbetween\b.+\band\b|\bcompar|\bversus\b|\bvs\.?|\bdifference\b|"
                       r"\bgrowth\b|\bchange[ds]?\b|\byear[- ]over[- ]year\b|\byoy\b|\bthan\b", re.I)
@@ -63,6 +67,7 @@ class TableAsk:
     forms: frozenset[str]
     which: bool  # asks which row (a superlative's label), not only the value
     top: int = 1
+    points: tuple[str, ...] = ()  # the dates it names, as ISO prefixes in its order: '2000-01', '2010', '2010-07-04'
 
     def seen_by(self, table: TableInfo) -> TableAsk:
         """The ask as this table reads it: an operation word that is part of the table's own names ("Average
@@ -79,7 +84,8 @@ class TableAsk:
                 names |= words
         words = {m.group(0) for _, pattern in _OPS for m in pattern.finditer(self.text)}
         if words and all(forms_of(w) & names for w in words):
-            return TableAsk(self.text, "lookup", self.years, self.concepts, self.forms, self.which, self.top)
+            return TableAsk(self.text, "lookup", self.years, self.concepts, self.forms, self.which, self.top,
+                            self.points)
         return self
 
     @classmethod
@@ -89,10 +95,13 @@ class TableAsk:
         if ops[:1] == ["change"] and len(years) < 2 and not _BETWEEN.search(question):
             ops = ops[1:]  # "how much rain fell": a verb of change with nothing to compare is no change asked
         op = ops[0] if ops else "lookup"
+        which = bool(_WHICH.search(question))
+        if which and op in ("avg", "sum") and {"max", "min"} & set(ops):
+            op = next(o for o in ops if o in ("max", "min"))  # "which month was warmest on average": a superlative
         top = _TOP_N.search(question)
         count = (int(top.group(1)) if top.group(1).isdigit() else _WORDS[top.group(1).lower()]) if top else 1
         return cls(question, op, years, query_concepts(question),
-                   forms_of(question), bool(_WHICH.search(question)), min(count, TOP_MAX))
+                   forms_of(question), which, min(count, TOP_MAX), date_points(question))
 
 
 @dataclass(frozen=True)
@@ -116,29 +125,50 @@ def plan(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappin
     `values[table_id][column]` are a text column's distinct cells (for filters); `prior[table_id]` is how
     strongly retrieval points at the table (its page or sheet among the hits, best first).
     """
+    found = plans(question, tables, values, prior)
+    return found[0] if found else None
+
+
+def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mapping[int, Sequence[str]]],
+          prior: Mapping[str, float] | None = None) -> list[TableQuery]:
+    """Every table's best query for `question`, best first (the engine runs the next when one finds nothing)."""
     asked = TableAsk.of(question)
-    best: TableQuery | None = None
+    out: list[TableQuery] = []
     for table in tables:
+        best: TableQuery | None = None
         if not _names_held(asked, table, values.get(table.table_id, {})):
             continue  # a name the question gives (a company, a place) is not this table's document's
         ask = asked.seen_by(table)
         bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table)
-        for query in (_cell_query(ask, table), _aggregate_query(ask, table, values.get(table.table_id, {}))):
+        own = values.get(table.table_id, {})
+        for query in (_cell_query(ask, table), _aggregate_query(ask, table, own), _series_query(ask, table, own),
+                      _across_query(ask, table, own), _filtered_lookup(ask, table, own)):
             if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
                 best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
-    return best
+        if best is not None:
+            out.append(best)
+    return sorted(out, key=lambda q: -q.score)
 
 
 def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> bool:
     """Every name the question gives (not a year or a number) is in the table's document: its file name, title,
     headers, labels or the values of its text columns."""
-    names = [c for c in ask.concepts if c.specific and not any(ch.isdigit() for ch in c.text)]
+    names = [c for c in ask.concepts if c.specific and not any(ch.isdigit() for ch in c.text)
+             and c.text[:3].lower() not in _MONTHS]
     if not names:
         return True
     cells = " ".join(v for column in values.values() for v in column)
     held = forms_of(f"{_stem_words(table.file_name)} {table.title} {table.note} {table.name} "
-                    f"{' '.join(c.name for c in table.columns)} {' '.join(table.labels)} {cells}")
-    return all(c.met(held) for c in names)
+                    f"{' '.join(identifier_text(c.name) for c in table.columns)} {' '.join(table.labels)} {cells}")
+    missing = [c for c in names if not (c.met(held) or meets(c.forms, held))]
+    # "San Francisco" is held as "SF": the initials of the names the question writes one after another
+    initials = "".join(c.text[0] for c in missing).lower()
+    return not missing or (len(missing) >= 2 and initials in held and _adjacent(ask.text, missing))
+
+
+def _adjacent(text: str, names: Sequence[Concept]) -> bool:
+    """Whether the names are written one after another ("San Francisco")."""
+    return " ".join(c.text for c in names).lower() in " ".join(text.split()).lower()
 
 
 def _stem_words(file_name: str) -> str:
@@ -158,8 +188,11 @@ def _about(ask: TableAsk, table: TableInfo) -> float:
 def _cell_query(ask: TableAsk, table: TableInfo) -> TableQuery | None:
     """A row x column lookup (or a change between two periods of a row) in a table whose first column labels
     its rows."""
-    if ask.op in ("count", "avg") or not table.labels or not any(c.numeric for c in table.columns[1:]):
+    if ask.op in ("count", "avg") or not table.labels or not any(c.numeric for c in table.columns[1:]) \
+            or table.columns[0].numeric:  # a first column of figures (cycles, measurements) labels no rows
         return None
+    if ask.op in ("max", "min") and ask.which:
+        return None  # "which division had the highest ...": a ranking of rows, not one row's cell
     rows = _matching_rows(ask, table)
     if not rows:
         return None
@@ -167,6 +200,8 @@ def _cell_query(ask: TableAsk, table: TableInfo) -> TableQuery | None:
     period = _period_columns(ask, table)
     if period is None:
         return None  # a period the table does not have, or has twice (a two-level header read as one)
+    if ask.op == "ratio":
+        return _ratio(ask, table, rows, period, match)
     if ask.op == "change" and len(rows) >= 2 and len(period) == 1:
         return _compare_rows(table, [r for r, _ in rows[:2]], period[0], match)
     if ask.op == "change":
@@ -182,6 +217,37 @@ def _cell_query(ask: TableAsk, table: TableInfo) -> TableQuery | None:
            f'FROM {_q(table.physical)} WHERE "_row" = {row}')
     return TableQuery(table, sql, "lookup", f"{label}, {table.columns[column].name}", (column,), (row,),
                       score=1.0 + match)
+
+
+def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], period: list[int],
+           match: float) -> TableQuery | None:
+    """One figure divided by another, in the order the question names them: two rows in one column ("Consumer
+    to Business in 2022"), or one row in two periods ("in 2017 than in 2001")."""
+    if len(rows) >= 2:
+        column = period[0] if len(period) == 1 else _named_column(ask, table) if not period else None
+        if column is None:
+            return None
+        first, second = sorted((r for r, _ in rows[:2]), key=lambda r: _mentioned_at(ask.text, table.labels[r - 1]))
+        cells = [(first, column), (second, column)]
+    elif len(period) == 2:
+        cells = [(rows[0][0], period[0]), (rows[0][0], period[1])]
+    else:
+        return None
+    (r1, c1), (r2, c2) = cells
+    a, b = _q(table.columns[c1].sql), _q(table.columns[c2].sql)
+    source = _q(table.physical)
+    sql = (f'SELECT x.v AS "from", y.v AS "to", round(x.v / y.v, 4) AS ratio FROM (SELECT {a} AS v FROM {source} '
+           f'WHERE "_row" = {r1}) x, (SELECT {b} AS v FROM {source} WHERE "_row" = {r2}) y')
+    what = (f"{table.labels[r1 - 1]}, {table.columns[c1].name} to {table.labels[r2 - 1]}, {table.columns[c2].name}")
+    return TableQuery(table, sql, "ratio", what, tuple(dict.fromkeys((c1, c2))), tuple(dict.fromkeys((r1, r2))),
+                      score=1.2 + match)
+
+
+def _mentioned_at(text: str, label: str) -> int:
+    """Where the question first names a word of `label` (its length when it names none)."""
+    lowered = text.lower()
+    spots = [lowered.find(w.lower()) for w in re.findall(r"[A-Za-z]{3,}", label)]
+    return min((s for s in spots if s >= 0), default=len(text))
 
 
 def _change(table: TableInfo, row: int, columns: list[int], match: float) -> TableQuery:
@@ -204,8 +270,11 @@ def _matching_rows(ask: TableAsk, table: TableInfo) -> list[tuple[int, float]]:
         if not specific:
             continue
         held = len(words & ask.forms) / len(words)
-        named = any(c.specific and c.met(words) and not any(ch.isdigit() for ch in c.text) for c in ask.concepts)
+        # A name of the question is the label ("US" for "United States"), not one word of a longer label.
+        named = any(c.specific and c.met(words) and not any(ch.isdigit() for ch in c.text)
+                    and len(specific) <= 2 for c in ask.concepts)
         score = max(held if held >= MIN_ROW_MATCH and specific & ask.forms else 0.0, 0.9 if named else 0.0)
+        score += 0.01 * len(words & ask.forms) if score else 0.0  # "Total Assets" over "ASSETS" for "total assets"
         if score and (words not in found or found[words][1] < score):
             found.setdefault(words, (i, score))
     return sorted(found.values(), key=lambda x: -x[1])
@@ -246,7 +315,7 @@ def _two_periods(ask: TableAsk, table: TableInfo) -> list[int]:
 def _named_column(ask: TableAsk, table: TableInfo) -> int | None:
     """The numeric column whose header the question names (or the table's only numeric column)."""
     numeric = [i for i, c in enumerate(table.columns) if i and c.numeric]
-    named = [i for i in numeric if (forms_of(table.columns[i].name) - _GENERIC) & ask.forms]
+    named = [i for i in numeric if meets(ask.forms, name_forms(table.columns[i].name) - _GENERIC)]
     if len(named) == 1:
         return named[0]
     return numeric[0] if len(numeric) == 1 else None
@@ -260,7 +329,12 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     if ask.op in ("lookup", "change", "ratio"):
         return None
     filters, used = _filters(ask, table, values)
-    column = _target_column(ask, table, used)
+    compared = _comparisons(ask)
+    column = _target_column(ask, table, used, compared=bool(compared))
+    if compared and column is None:
+        return None  # "below 3000": of which column the question does not say
+    if compared:
+        filters += [f"{_q(table.columns[column].sql)} {op} {n}" for op, n in compared]
     where = f" WHERE {' AND '.join(filters)}" if filters else ""
     source = _q(table.physical)
     if ask.op == "count":
@@ -275,24 +349,75 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         return None
     col = _q(table.columns[column].sql)
     name = table.columns[column].name
+    named = COLUMN_WEIGHT * _column_match(ask, table, column)
     if ask.op in ("max", "min") and (ask.which or ask.top > 1):
-        order = "DESC" if ask.op == "max" else "ASC"
-        label = _label_column(table, column)
-        sql = (f'SELECT "_row", {_q(table.columns[label].sql)} AS label, {col} AS value FROM {source}'
-               f'{where + " AND " if where else " WHERE "}{col} IS NOT NULL ORDER BY {col} {order} LIMIT {ask.top}')
-        return TableQuery(table, sql, f"top {ask.op}", f"{'highest' if ask.op == 'max' else 'lowest'} {name}"
-                          + _said(filters), (label, column), (), where, 1.1 + 0.3 * len(filters))
+        top = _top(ask, table, values, column, filters)
+        return TableQuery(**{**top.__dict__, "score": top.score + named})
     function = {"sum": "sum", "avg": "avg", "max": "max", "min": "min"}[ask.op]
+    if function in ("sum", "avg") and not filters and _has_periods(table):
+        return None  # a statement prints its totals: "total assets" is a row to read, not a column to add up
     exclude = _total_rows(table) if ask.op in ("sum", "avg") else ""
     clause = " AND ".join(x for x in (where.removeprefix(" WHERE "), exclude) if x)
     where = f" WHERE {clause}" if clause else ""
     sql = f'SELECT {function}({col}) AS value, count({col}) AS "rows" FROM {source}{where}'
     return TableQuery(table, sql, function, f"{function} of {name}" + _said(filters), (column,), (), where,
-                      1.0 + 0.3 * len(filters))
+                      1.0 + 0.3 * len(filters) + named)
 
 
-def _filters(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> tuple[list[str], set[int]]:
-    """WHERE conditions for the values the question names in text columns, and for a year of a date column."""
+_WHICH_NOUN = re.compile(r"\b(?:which|what)\s+(?P<noun>[a-z][a-z_]+)", re.IGNORECASE)
+_AVERAGE = re.compile(r"\b(?:average|avg|mean|on average|typical)\b", re.IGNORECASE)
+_DATE_PARTS = {"year": (1, 4), "month": (6, 2), "day": (1, 10), "date": (1, 10)}
+
+
+def _top(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]], column: int,
+         filters: list[str]) -> TableQuery:
+    """The rows with the largest (smallest) value, named by the column the question asks "which" of ("which
+    source", "which month": a date's part); rows that share a name are one group, summed (averaged when the
+    question says average). A statement's own total rows are left out."""
+    order = "DESC" if ask.op == "max" else "ASC"
+    col, source = _q(table.columns[column].sql), _q(table.physical)
+    key, key_name, label_index, grouped = _which(ask, table, values, column)
+    exclude = _total_rows(table)
+    where = " AND ".join([*filters, f"{col} IS NOT NULL", *([exclude] if exclude else [])])
+    said = f"{'highest' if ask.op == 'max' else 'lowest'} {table.columns[column].name}" + _said(filters)
+    if grouped:
+        function = "avg" if _AVERAGE.search(ask.text) else "sum"
+        sql = (f'SELECT min("_row") AS "_row", {key} AS label, {function}({col}) AS value, count({col}) AS "rows" '
+               f"FROM {source} WHERE {where} GROUP BY label ORDER BY value {order} LIMIT {ask.top}")
+        said = f"{said}, {function} by {key_name}"
+    else:
+        sql = (f'SELECT "_row", {key} AS label, {col} AS value FROM {source} WHERE {where} '
+               f"ORDER BY {col} {order} LIMIT {ask.top}")
+    return TableQuery(table, sql, f"top {ask.op}", said, (label_index, column), (), f" WHERE {where}",
+                      1.1 + 0.3 * len(filters) + (0.2 if grouped else 0.0))
+
+
+def _which(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]],
+           value_column: int) -> tuple[str, str, int, bool]:
+    """(SQL expression, its name, the column it reads, whether rows must be grouped) for what names each row of
+    a superlative's answer: the text column or the part of a date the question asks "which" of, else the
+    first text column."""
+    noun = _WHICH_NOUN.search(ask.text)
+    if noun:
+        word = noun.group("noun").lower().rstrip("s")
+        time = _time_column(table, values)
+        if word in _DATE_PARTS and time is not None and time[1] == "date":
+            start, length = _DATE_PARTS[word]
+            return (f"substr({_q(table.columns[time[0]].sql)}, {start}, {length})", word, time[0], True)
+        forms = forms_of(word)
+        named = [i for i, c in enumerate(table.columns) if not c.numeric and meets(forms, name_forms(c.name))]
+        if len(named) == 1:
+            distinct = values.get(named[0], ())
+            return _q(table.columns[named[0]].sql), table.columns[named[0]].name, named[0], \
+                bool(distinct) and len(distinct) < table.n_rows
+    label = _label_column(table, value_column)
+    return _q(table.columns[label].sql), table.columns[label].name, label, False
+
+
+def _filters(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]], *,
+             dates: bool = True) -> tuple[list[str], set[int]]:
+    """WHERE conditions for the values the question names in text columns, the numbers it ties to a column by
+    name ("4 cylinders"), and (`dates`) the one date it names in a date or year column ("in July 2010")."""
     conditions, used = [], set()
     for i, cells in values.items():
         named = [v for v in cells if _names_value(ask, v)]
@@ -300,36 +425,62 @@ def _filters(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]
             best = max(named, key=len)
             conditions.append(f"{_q(table.columns[i].sql)} = {_literal(best)}")
             used.add(i)
-    for year in ask.years:
-        dated = [i for i, cells in values.items() if i not in used and cells and all(_DATE.match(c) for c in cells[:20])]
-        if dated:
-            conditions.append(f"{_q(table.columns[dated[0]].sql)} LIKE '{year}%'")
-            used.add(dated[0])
-            continue
-        period = [i for i, c in enumerate(table.columns) if c.numeric and forms_of(c.name) & forms_of("year")]
-        if period:
-            conditions.append(f"{_q(table.columns[period[0]].sql)} = {year}")
-            used.add(period[0])
+    for column, condition in _number_filters(ask, table, used):
+        conditions.append(condition)
+        used.add(column)
+    time = _time_column(table, values) if dates and len(ask.points) == 1 else None
+    if time is not None and time[0] not in used and not _has_periods(table):
+        condition = _at(table, time, ask.points[0])
+        if condition is not None:
+            conditions.append(condition)
+            used.add(time[0])
     return conditions, used
+
+
+def _has_periods(table: TableInfo) -> bool:
+    """Whether the table's figures are in period columns ("2022", "Net Revenue 2021"): a statement, whose rows
+    are line items, not a data table whose rows are dated."""
+    return any(c.numeric and _YEAR.search(c.name) for c in table.columns[1:])
 
 
 def _names_value(ask: TableAsk, value: str) -> bool:
     """Whether the question names a cell value (every one of its words, at least one of them specific)."""
     words = forms_of(value)
-    return bool(words) and len(value) > 1 and words <= ask.forms and bool(words - _GENERIC) and \
-        not _YEAR.fullmatch(value.strip())
+    return bool(words - _GENERIC) and len(value) > 1 and named_by(ask.forms, value) and \
+        not _YEAR.fullmatch(value.strip()) and number(value) is None
 
 
-def _target_column(ask: TableAsk, table: TableInfo, used: set[int]) -> int | None:
-    """The numeric column the question names, not one of its filters."""
+def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared: bool = False) -> int | None:
+    """The numeric column the question names, not one of its filters (the table's only measure when it names
+    none, except for a plain count, which needs no column)."""
     numeric = [i for i, c in enumerate(table.columns) if c.numeric and i not in used]
-    scored = [(len((forms_of(table.columns[i].name) - _GENERIC) & ask.forms), i) for i in numeric]
+    if ask.years:  # "operating profit in 2022": the columns of that year, when the table has them
+        dated = [i for i in numeric if set(ask.years) & set(_YEAR.findall(table.columns[i].name))]
+        numeric = dated or numeric
+    scored = [(len(meets(ask.forms, name_forms(table.columns[i].name) - _GENERIC)), i) for i in numeric]
     scored = [(s, i) for s, i in scored if s]
     if not scored:
-        return None
+        # No header named: the table's one measure, when the question names the table itself ("the cars data")
+        only = [i for i in numeric if not _YEAR.fullmatch(table.columns[i].name.strip())]
+        own = _stem_words(table.file_name) if not table.file_name.lower().endswith(".pdf") else ""
+        named = meets(ask.forms, forms_of(f"{own} {table.name} {table.title}") - _GENERIC)
+        return only[0] if len(only) == 1 and (named or used) and (ask.op != "count" or compared) else None
     top = max(s for s, _ in scored)
     best = [i for s, i in scored if s == top]
     return best[0] if len(best) == 1 else None
+
+
+def _column_match(ask: TableAsk, table: TableInfo, column: int) -> int:
+    """How many words of the question the column's header names (its years aside)."""
+    forms = name_forms(table.columns[column].name) - _GENERIC - frozenset(_YEAR.findall(table.columns[column].name))
+    return len(meets(ask.forms - _file_words(ask, table), forms))
+
+
+def _file_words(ask: TableAsk, table: TableInfo) -> frozenset[str]:
+    """The forms of the question's words that name the document itself ("Kraft Heinz" in KRAFTHEINZ_2019_10K):
+    they name no column."""
+    stem = table.file_name.lower()
+    return frozenset(f for c in ask.concepts if len(c.text) > 2 and c.text.lower() in stem for f in c.forms)
 
 
 def _label_column(table: TableInfo, value_column: int) -> int:
@@ -366,3 +517,216 @@ def _q(identifier: str) -> str:
 def _literal(value: str) -> str:
     """A quoted SQL string literal."""
     return "'" + value.replace("'", "''") + "'"
+
+
+# -- dates the question names ---------------------------------------------------------------------------------
+
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                       "dec"), start=1)}
+_MONTH = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
+         r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_POINT = re.compile(
+    r"(?P<iso>(?:19|20)\d\d-\d\d(?:-\d\d)?)"
+    rf"|\b{_MONTH}\s+(?:(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+)?(?P<year>(?:19|20)\d\d)\b"
+    rf"|\b(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH.replace('month', 'month2')}\s+(?P<year2>(?:19|20)\d\d)\b"
+    r"|(?<![\d-])(?P<bare>(?:19|20)\d\d)(?![\d-])", re.IGNORECASE)
+
+
+def date_points(question: str) -> tuple[str, ...]:
+    """The dates a question names, as ISO prefixes in its order: 'Jan 2000' -> '2000-01', 'July 4th, 2010' ->
+    '2010-07-04', '2017' -> '2017'."""
+    out = []
+    for m in _POINT.finditer(question):
+        if m.group("iso"):
+            out.append(m.group("iso"))
+        elif m.group("year") or m.group("year2"):
+            month = _MONTHS[(m.group("month") or m.group("month2"))[:3].lower()]
+            day = m.group("day") or m.group("day2")
+            out.append(f"{m.group('year') or m.group('year2')}-{month:02d}" + (f"-{int(day):02d}" if day else ""))
+        else:
+            out.append(m.group("bare"))
+    return tuple(dict.fromkeys(out))
+
+
+def _time_column(table: TableInfo, values: Mapping[int, Sequence[str]]) -> tuple[int, str] | None:
+    """The column that dates a data table's rows: (index, "date") for ISO dates, (index, "year") for a numeric
+    year column; None without one."""
+    for i, cells in values.items():
+        if cells and all(_DATE.match(c) for c in cells[:20]):
+            return i, "date"
+    for i, c in enumerate(table.columns):
+        if c.numeric and forms_of(identifier_text(c.name)) & forms_of("year"):
+            return i, "year"
+    return None
+
+
+def _at(table: TableInfo, time: tuple[int, str], point: str) -> str | None:
+    """The condition selecting the rows of one date (None: a year column cannot select a month)."""
+    column, kind = time
+    name = _q(table.columns[column].sql)
+    if kind == "number":
+        return f"{name} = {point}"
+    if kind == "date":
+        return f"{name} LIKE {_literal(point + '%')}"
+    return f"{name} = {point}" if len(point) == 4 else None
+
+
+# -- figures named by number: "4 cylinders", "cycle 20", "below 3000" ----------------------------------------
+
+_NUMBER_WORD = r"(?P<n>\d[\d,]*(?:\.\d+)?)"
+_BEFORE = re.compile(_NUMBER_WORD + r"[- ](?P<word>[A-Za-z][A-Za-z_]{2,})")
+_AFTER = re.compile(r"(?P<word>[A-Za-z][A-Za-z_]{2,})\s*(?:=|of|no\.?|number|#)?\s*" + _NUMBER_WORD + r"\b")
+_COMPARE = re.compile(r"\b(?P<op>below|under|less than|lower than|fewer than|smaller than|above|over|more than|"
+                      r"greater than|higher than|exceeding|at least|at most|no more than|no less than)\s+\$?"
+                      + _NUMBER_WORD, re.IGNORECASE)
+_SQL_COMPARE = {"below": "<", "under": "<", "less than": "<", "lower than": "<", "fewer than": "<",
+                "smaller than": "<", "above": ">", "over": ">", "more than": ">", "greater than": ">",
+                "higher than": ">", "exceeding": ">", "at least": ">=", "no less than": ">=", "at most": "<=",
+                "no more than": "<="}
+
+
+def _number_filters(ask: TableAsk, table: TableInfo, used: set[int]) -> list[tuple[int, str]]:
+    """(column, condition) for each number the question ties to a numeric column by its name ("4 cylinders",
+    "at cycle 20"); years, and the N of "top N", are not such numbers."""
+    out = []
+    compared = {m.start("n") for m in _COMPARE.finditer(ask.text)}
+    steps = _STEPS.search(ask.text)
+    stepped = {steps.start("a"), steps.start("b")} if steps else set()
+    for pattern in (_BEFORE, _AFTER):
+        for m in pattern.finditer(ask.text):
+            value = m.group("n").replace(",", "")
+            if _YEAR.fullmatch(value) or m.start("n") in compared | stepped:
+                continue
+            word = forms_of(m.group("word"))
+            columns = [i for i, c in enumerate(table.columns) if c.numeric and i not in used
+                       and meets(word, name_forms(c.name) - _GENERIC)]
+            if len(columns) == 1 and columns[0] not in {c for c, _ in out}:
+                out.append((columns[0], f"{_q(table.columns[columns[0]].sql)} = {value}"))
+    return out
+
+
+def _comparisons(ask: TableAsk) -> list[tuple[str, str]]:
+    """(SQL operator, number) for "below 3000", "more than 20"."""
+    return [(_SQL_COMPARE[m.group("op").lower()], m.group("n").replace(",", "")) for m in _COMPARE.finditer(ask.text)]
+
+
+# -- a change or a ratio between two dates of a data table ----------------------------------------------------
+
+_STEPS = re.compile(r"\b(?:between|from)\s+(?P<word>[A-Za-z_]{3,})\s+(?P<a>\d+(?:\.\d+)?)\s+(?:and|to)\s+"
+                    r"(?:(?P=word)\s+)?(?P<b>\d+(?:\.\d+)?)\b", re.IGNORECASE)
+
+
+def _point_order(point: str):
+    """Dates sort as text (ISO), numbers as numbers."""
+    try:
+        return (0, float(point), "")
+    except ValueError:
+        return (1, 0.0, point)
+
+
+def _series_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> TableQuery | None:
+    """A value at two dates of a data table whose rows are dated (a price in Jan 2000 and in Mar 2010, renewable
+    generation in 2001 and 2017), within the rows the question's other values select: the change, the
+    percentage change and the ratio."""
+    if ask.op not in ("change", "ratio") or _has_periods(table):
+        return None
+    time, points = _time_column(table, values), list(ask.points)
+    steps = _STEPS.search(ask.text)
+    if steps:  # "between cycle 1 and cycle 38": two values of a numeric column the question names
+        named = [i for i, c in enumerate(table.columns) if c.numeric and meets(forms_of(steps.group("word")),
+                                                                              name_forms(c.name))]
+        if len(named) == 1:
+            time, points = (named[0], "number"), [steps.group("a"), steps.group("b")]
+    if time is None or len(points) != 2:
+        return None
+    filters, used = _filters(ask, table, {i: v for i, v in values.items() if i != time[0]}, dates=False)
+    used.add(time[0])
+    column = _target_column(ask, table, used)
+    if column is None:
+        return None
+    # A change runs from the earlier date to the later; "X times more in 2017 than in 2001" divides the first
+    # named by the second, so the second is where it runs from.
+    points = sorted(points, key=_point_order) if ask.op == "change" else list(reversed(points))
+    conditions = [_at(table, time, p) for p in points]
+    if None in conditions:
+        return None
+    source, col = _q(table.physical), _q(table.columns[column].sql)
+    sides = []
+    for name, condition in zip(("a", "b"), conditions, strict=True):
+        where = " AND ".join([*filters, condition, f"{col} IS NOT NULL"])
+        sides.append(f'{name} AS (SELECT avg({col}) AS v, count({col}) AS n, min("_row") AS r FROM {source} '
+                     f"WHERE {where})")
+    sql = (f"WITH {', '.join(sides)} SELECT a.r AS row_from, b.r AS row_to, a.v AS \"from\", b.v AS \"to\", "
+           f"b.v - a.v AS difference, round((b.v - a.v) / abs(a.v) * 100, 2) AS percent_change, "
+           f"round(b.v / a.v, 4) AS ratio, a.n AS rows_from, b.n AS rows_to FROM a, b")
+    what = f"{table.columns[column].name}{_said(filters)}, {points[0]} to {points[1]}"
+    return TableQuery(table, sql, "series", what, (column,), (), "", 1.1 + 0.3 * len(filters))
+
+
+# -- one row of a wide table, across its columns; a cell found by the values of its row ------------------------
+
+MIN_WIDE = 6  # numeric columns a table needs for "across all its columns" to be a question of its own
+_ACROSS = re.compile(r"\b(?:across|all\s+(?:\d+\s+)?the\s+\w+|all\s+\d+\s+\w+|every\s+\w+|which\s+\w+|any\s+\w+|"
+                     r"how many\s+\w+)\b",
+                     re.IGNORECASE)
+
+
+def _across_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> TableQuery | None:
+    """An aggregate or a ranking over the cells of the row the question selects, across a wide table's numeric
+    columns ("the mean across all 96 wells at cycle 1", "which well reads lowest at cycle 38", "how many wells
+    read below 3000 at cycle 38"), when no single column is what it asks for."""
+    if ask.op not in ("avg", "sum", "count", "max", "min") or not _ACROSS.search(ask.text):
+        return None
+    filters, used = _filters(ask, table, values)
+    if not filters:
+        return None
+    spread = [i for i, c in enumerate(table.columns) if c.numeric and i not in used]
+    if len(spread) < MIN_WIDE or any(_column_match(ask, table, i) for i in spread):
+        return None
+    compared = _comparisons(ask)
+    if ask.op == "count" and not compared:
+        return None
+    keep = ", ".join(_q(table.columns[i].sql) for i in spread)
+    source = (f'WITH u AS (UNPIVOT (SELECT {keep} FROM {_q(table.physical)} WHERE {" AND ".join(filters)}) '
+              f"ON COLUMNS(*) INTO NAME label VALUE value)")
+    where = (" WHERE " + " AND ".join(f"value {op} {n}" for op, n in compared)) if compared else ""
+    said = _said(filters).removeprefix(" where ")
+    if ask.op == "count":
+        sql = f'{source} SELECT count(*) AS "count" FROM u{where}'
+        what = f"columns {table.columns[spread[0]].name} to {table.columns[spread[-1]].name} where {said}" + \
+            "".join(f" and value {op} {n}" for op, n in compared)
+        return TableQuery(table, sql, "count", what, (spread[0], spread[-1]), (), f" WHERE {' AND '.join(filters)}",
+                          1.0 + 0.4 * len(filters))
+    if ask.op in ("max", "min") and (ask.which or ask.top > 1):
+        order = "DESC" if ask.op == "max" else "ASC"
+        sql = f"{source} SELECT label, value FROM u{where} ORDER BY value {order} LIMIT {ask.top}"
+        what = f"{'highest' if ask.op == 'max' else 'lowest'} across the columns, where {said}"
+        return TableQuery(table, sql, f"top {ask.op}", what, (spread[0], spread[-1]), (),
+                          f" WHERE {' AND '.join(filters)}", 1.1 + 0.4 * len(filters))
+    function = {"sum": "sum", "avg": "avg", "max": "max", "min": "min"}[ask.op]
+    sql = f'{source} SELECT {function}(value) AS value, count(value) AS "rows" FROM u{where}'
+    what = f"{function} across columns {table.columns[spread[0]].name} to {table.columns[spread[-1]].name}, where {said}"
+    return TableQuery(table, sql, function, what, (spread[0], spread[-1]), (), f" WHERE {' AND '.join(filters)}",
+                      1.0 + 0.4 * len(filters))
+
+
+def _filtered_lookup(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> TableQuery | None:
+    """One cell of a data table: the column the question names, in the one row its values select ("well D7 at
+    cycle 20", "gas price in 1980")."""
+    if ask.op != "lookup":
+        return None
+    filters, used = _filters(ask, table, values)
+    if not filters:
+        return None
+    named = [i for i, c in enumerate(table.columns) if c.numeric and i not in used and _column_match(ask, table, i)]
+    if not named:
+        return None
+    best = max(named, key=lambda i: _column_match(ask, table, i))
+    if sum(_column_match(ask, table, i) == _column_match(ask, table, best) for i in named) > 1:
+        return None  # two headers named as well: which one is not said
+    col = _q(table.columns[best].sql)
+    sql = (f'SELECT "_row", {col} AS value FROM {_q(table.physical)} WHERE {" AND ".join(filters)} '
+           f'AND {col} IS NOT NULL ORDER BY "_row" LIMIT 2')
+    return TableQuery(table, sql, "cell", f"{table.columns[best].name}{_said(filters)}", (best,), (),
+                      f" WHERE {' AND '.join(filters)}", 0.9 + 0.3 * len(filters) + COLUMN_WEIGHT *
+                      _column_match(ask, table, best))

@@ -22,8 +22,19 @@ csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
 
 def read_xlsx(data: bytes, name: str, progress=None) -> Reading:
     """Every worksheet (chart sheets have no cells and are skipped); dates ISO, numbers as shown. Formulas whose
-    results the file does not store (saved by a program that computes nothing) read as empty, with a warning."""
-    workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    results the file does not store (saved by a program that computes nothing) read as empty, with a warning. A
+    package whose part names another program wrote loosely (backslashes, "[content_types].xml" in lower case;
+    Excel opens those) is read with its names set right, and said so."""
+    repaired: tuple[str, ...] = ()
+    try:
+        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except KeyError:
+        fixed = _normalised_package(data)
+        if fixed is None:
+            raise
+        data, repaired = fixed, (f"{name}: its package names its parts loosely (as some programs write them); read "
+                                 "with the names set right",)
+        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         sheets = list(workbook.worksheets)
         blocks: list[Block] = []
@@ -36,7 +47,40 @@ def read_xlsx(data: bytes, name: str, progress=None) -> Reading:
         title = one_line(workbook.properties.title or "", 150) if workbook.properties else ""
     finally:
         workbook.close()
-    return Reading(tuple(blocks), "sheets", len(sheets), title, _uncached_formulas(data, blocks))
+    return Reading(tuple(blocks), "sheets", len(sheets), title, repaired + _uncached_formulas(data, blocks))
+
+
+def _normalised_package(data: bytes) -> bytes | None:
+    """The zip package with its part names as the standard writes them (forward slashes, "[Content_Types].xml",
+    and the spelling its content types and relationships use: "sharedStrings.xml" for "sharedstrings.xml"), or
+    None when nothing needed renaming."""
+    import re
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        infos = package.infolist()
+        renamed = {i.filename: _part_name(i.filename) for i in infos}
+        spelled: dict[str, str] = {}
+        for old, new in renamed.items():
+            if new == "[Content_Types].xml" or new.endswith(".rels"):
+                text = package.read(old).decode("utf-8", "replace")
+                base = str(PurePosixPath(new).parent.parent) if new.endswith(".rels") else ""
+                for ref in re.findall(r'(?:PartName|Target)="([^"]+)"', text):
+                    path = ref.lstrip("/") if ref.startswith("/") or not base or base == "." else f"{base}/{ref}"
+                    spelled[path.lower()] = path
+        renamed = {old: spelled.get(new.lower(), new) for old, new in renamed.items()}
+        if all(old == new for old, new in renamed.items()):
+            return None
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as fixed:
+            for info in infos:
+                fixed.writestr(renamed[info.filename], package.read(info.filename))
+    return out.getvalue()
+
+
+def _part_name(name: str) -> str:
+    name = name.replace("\\", "/").lstrip("/")
+    return "[Content_Types].xml" if name.lower() == "[content_types].xml" else name
 
 
 def _uncached_formulas(data: bytes, blocks: list[Block]) -> tuple[str, ...]:

@@ -22,3 +22,12 @@ def test_the_scale_a_title_or_note_states():
     assert scale("In thousands, except per share data") == 1e3
     assert scale("Net sales", "($ in billions)") == 1e9
     assert scale("Net sales") == 1.0
+
+
+def test_a_date_column_is_written_iso_so_a_year_or_a_month_is_one_prefix():
+    from advanced_retrieval.tables.values import iso_dates
+
+    assert iso_dates(["Jan 1 2000", "Feb 1 2000", ""]) == ["2000-01-01", "2000-02-01", ""]
+    assert iso_dates(["2010/01/01 00:00", "2010/01/01 01:00"]) == ["2010-01-01 00:00", "2010-01-01 01:00"]
+    assert iso_dates(["12/31/2020", "01/05/2021"]) == ["2020-12-31", "2021-01-05"]
+    assert iso_dates(["2001", "2002"]) is None and iso_dates(["rain", "sun"]) is None

@@ -86,3 +86,81 @@ def test_an_operation_word_that_is_part_of_a_tables_names_asks_for_no_calculatio
     table = next(t for t in store.tables() if t.doc_id == "adobe")
     assert TableAsk.of("What was total revenue in 2022?").op == "sum"
     assert TableAsk.of("What was total revenue in 2022?").seen_by(table).op == "lookup"
+
+
+CARS = DataTable(
+    "cars", "cars", ("Name", "Miles_per_Gallon", "Cylinders", "Horsepower", "Origin"),
+    (("mazda glc", "46.6", "4", "65", "Japan"), ("vw rabbit", "41.5", "4", "76", "Europe"),
+     ("ford torino", "17", "8", "140", "USA"), ("peugeot 504", "25", "4", "88", "Europe"),
+     ("toyota corona", "24", "4", "95", "Japan"), ("bmw 2002", "26", "6", "113", "Europe")),
+    Location(sheet="cars", cells="A1:E7"), tuple(Location(sheet="cars", cells=f"A{r}:E{r}") for r in range(2, 8)),
+    ("A", "B", "C", "D", "E"))
+STOCKS = DataTable(
+    "stocks", "stocks", ("symbol", "date", "price"),
+    (("MSFT", "Jan 1 2000", "39.81"), ("MSFT", "Mar 1 2010", "28.80"), ("IBM", "Jan 1 2000", "100.52"),
+     ("IBM", "Mar 1 2010", "125.55")),
+    Location(sheet="stocks", cells="A1:C5"), tuple(Location(sheet="stocks", cells=f"A{r}:C{r}") for r in range(2, 6)),
+    ("A", "B", "C"))
+ENERGY = DataTable(
+    "energy", "energy", ("year", "source", "net_generation"),
+    (("2001-01-01", "Renewables", "1437"), ("2001-01-01", "Fossil Fuels", "35361"), ("2017-01-01", "Renewables", "21933"),
+     ("2017-01-01", "Fossil Fuels", "29329")),
+    Location(sheet="energy", cells="A1:C5"), tuple(Location(sheet="energy", cells=f"A{r}:C{r}") for r in range(2, 6)),
+    ("A", "B", "C"))
+WELLS = ("A1", "A2", "B1", "B2", "C1", "C2", "D7", "D8")
+PLATE = DataTable(
+    "FAM", "FAM", ("Cycle", *WELLS),
+    tuple((str(cycle), *(str(1000 * (i + 1) - 10 * cycle) for i in range(len(WELLS)))) for cycle in (1, 2, 3)),
+    Location(sheet="FAM", cells="A1:I4"), tuple(Location(sheet="FAM", cells=f"A{r}:I{r}") for r in range(2, 5)),
+    tuple("ABCDEFGHI"))
+
+
+@pytest.fixture
+def data_store(tmp_path):
+    store = TableStore(tmp_path / "data.duckdb")
+    for doc, name, table in (("c", "cars.csv", CARS), ("s", "stocks.csv", STOCKS), ("e", "energy.csv", ENERGY),
+                             ("p", "plate.xlsx", PLATE)):
+        store.write(doc, name, [table])
+    return store
+
+
+@pytest.mark.parametrize("question, op, value", [
+    ("average horsepower of japanese cars", "avg", (65 + 95) / 2),  # "japanese" names the value "Japan"
+    ("How many European cars in the cars data have 4 cylinders?", "count", 2),  # "European", and "4 cylinders"
+    ("By what percent did MSFT's price change from Jan 2000 to Mar 2010?", "series", -27.66),
+    ("What's the mean FAM reading across all the wells at cycle 1?", "avg", sum(1000 * (i + 1) - 10 for i in range(8)) / 8),
+    ("How many wells read below 3500 at cycle 2?", "count", 3),
+    ("What is the value for well D7 at cycle 3?", "cell", 7000 - 30),
+])
+def test_values_dates_and_numbers_the_question_names_select_the_rows(data_store, question, op, value):
+    query, result = _answer(data_store, question)
+    assert query is not None and query.op == op, query
+    row = dict(zip(result.columns, result.rows[0], strict=True))
+    got = row.get("percent_change", row.get("value", row.get("count")))
+    assert got == pytest.approx(value)
+
+
+def test_a_header_is_named_by_its_initials_and_which_row_is_answered(data_store):
+    query, result = _answer(data_store, "what's the best mpg of any car in the cars data, and which car is it?")
+    assert query.op == "top max" and result.rows[0][1:] == ("mazda glc", 46.6)
+
+
+def test_how_many_times_more_divides_the_first_date_named_by_the_second(data_store):
+    query, result = _answer(data_store, "How many times more renewable power was generated in 2017 than in 2001?")
+    row = dict(zip(result.columns, result.rows[0], strict=True))
+    assert query.op == "series" and row["ratio"] == pytest.approx(round(21933 / 1437, 4))
+
+
+def test_a_change_between_two_values_of_a_numeric_column(data_store):
+    query, result = _answer(data_store, "By how many percent did well A1's FAM signal drop between cycle 1 and cycle 3?")
+    row = dict(zip(result.columns, result.rows[0], strict=True))
+    assert query.op == "series" and row["percent_change"] == pytest.approx(round((970 - 990) / 990 * 100, 2))
+
+
+def test_which_column_of_a_row_is_lowest(data_store):
+    query, result = _answer(data_store, "lowest FAM reading at cycle 2 - which well, and what's the value?")
+    assert query.op == "top min" and result.rows[0] == ("A1", 980.0)
+
+
+def test_a_name_the_table_does_not_hold_is_not_answered_from_it(data_store):
+    assert _answer(data_store, "What was Apple's share price in June 2012?")[0] is None

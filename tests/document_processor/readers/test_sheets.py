@@ -100,3 +100,25 @@ def test_empty_workbook_and_csv_sheet_named_after_file(tmp_path):
     chunk = chunk_with(doc, "PLANTED-CSV")
     assert chunk.location == Location(sheet="people", cells="A1:C3")
     assert "| René | Zürich | 7 |" in chunk.text and "| Name | City | Score |" in chunk.text
+
+
+def test_a_package_with_loosely_written_part_names_is_read_and_said_so():
+    """Some writers store "xl\\worksheets\\sheet1.xml" and "[content_types].xml"; Excel opens such files."""
+    import io
+    import zipfile
+
+    book = openpyxl.Workbook()
+    book.active.title = "Plate"
+    book.active.append(["Cycle", "A1"])
+    book.active.append([1, 11698.24])
+    clean = io.BytesIO()
+    book.save(clean)
+    loose = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(clean.getvalue())) as source, zipfile.ZipFile(loose, "w") as out:
+        for info in source.infolist():
+            name = info.filename.replace("/", "\\")
+            name = "[content_types].xml" if name == "[Content_Types].xml" else name.replace("sharedStrings", "sharedstrings")
+            out.writestr(name, source.read(info.filename))
+    parsed = parse_bytes(loose.getvalue(), "plate.xlsx")
+    assert "11698.24" in " ".join(c.text for c in parsed.chunks)
+    assert any("names its parts loosely" in w for w in parsed.warnings)

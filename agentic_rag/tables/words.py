@@ -1,0 +1,67 @@
+"""How a question's words meet a table's names: headers written as identifiers ("Miles_per_Gallon",
+"netGeneration"), their initials ("mpg"), and a value named by a word derived from it ("Japan" by "Japanese",
+"Europe" by "European", "Canada" by "Canadian", "Renewables" by "renewable").
+
+Derivation is checked by ending, not by similarity: a shared beginning counts only when what is left of each word
+is an ending that derives one from the other (a plural, a demonym, an adjective), so "state" never meets
+"statement" and "net" never meets "network".
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from agentic_rag.language.concepts import forms_of
+
+_DERIVED = frozenset({"", "s", "es", "ese", "an", "ian", "ean", "n", "ish", "ic", "al", "i", "er", "ers"})
+_DROPPED = frozenset({"", "a", "e", "y", "s"})  # what the base word may lose before its ending ("Canad|a")
+_MIN_STEM = 4
+_SMALL = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to"})
+
+
+def identifier_text(name: str) -> str:
+    """A header written as an identifier, as words: 'Miles_per_Gallon' -> 'Miles per Gallon',
+    'netGeneration' -> 'net Generation'."""
+    text = re.sub(r"[_]+", " ", name)
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
+
+
+@lru_cache(maxsize=4096)
+def name_forms(name: str) -> frozenset[str]:
+    """The forms a header or value offers: those of its words, and the initials of a name of two words or more
+    ('Miles per Gallon' -> 'mpg')."""
+    text = identifier_text(name)
+    words = [w for w in re.findall(r"[A-Za-z]+", text)]
+    initials = "".join(w[0] for w in words).lower() if len(words) >= 2 else ""
+    return forms_of(text) | ({initials} if len(initials) >= 2 else set())
+
+
+def derived(a: str, b: str) -> bool:
+    """Whether two lower-case words are one word and a derivation of it ('japan', 'japanese')."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    if len(short) < _MIN_STEM:
+        return False
+    common = 0
+    for x, y in zip(short, long_, strict=False):
+        if x != y:
+            break
+        common += 1
+    rest_short, rest_long = short[common:], long_[common:]
+    return common >= _MIN_STEM and ((rest_short in _DROPPED and rest_long in _DERIVED)
+                                    or (rest_long in _DROPPED and rest_short in _DERIVED))
+
+
+def meets(asked: frozenset[str], forms: frozenset[str]) -> frozenset[str]:
+    """The forms of `forms` that a form of `asked` is, or derives from."""
+    return frozenset(f for f in forms if f in asked or any(derived(f, a) for a in asked if a[:2] == f[:2]))
+
+
+def named_by(asked: frozenset[str], value: str) -> bool:
+    """Whether the question names a cell value: every content word of it is met (at least one not small)."""
+    words = frozenset(w.lower() for w in re.findall(r"[A-Za-z0-9]+", identifier_text(value))) - _SMALL
+    if not words:
+        return False
+    return all(w in asked or any(derived(w, a) for a in asked if a[:2] == w[:2]) for w in words)

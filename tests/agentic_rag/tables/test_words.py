@@ -1,0 +1,28 @@
+"""How a question's words meet a table's names: identifiers, initials, and words derived from a value."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentic_rag.language.concepts import forms_of
+from agentic_rag.tables.words import derived, name_forms, named_by
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("japan", "japanese", True), ("europe", "european", True), ("canada", "canadian", True),
+    ("germany", "german", True), ("renewables", "renewable", True),
+    ("state", "statement", False), ("net", "network", False), ("operating", "operations", False),
+])
+def test_a_word_derived_from_another_by_its_ending(a, b, same):
+    assert derived(a, b) is same
+
+
+def test_a_header_written_as_an_identifier_offers_its_words_and_initials():
+    assert {"mpg", "gallon"} <= name_forms("Miles_per_Gallon")
+    assert "generation" in name_forms("netGeneration")
+
+
+def test_a_value_is_named_when_every_word_of_it_is():
+    asked = forms_of("How many European cars have 4 cylinders?")
+    assert named_by(asked, "Europe") and not named_by(asked, "USA")
+    assert not named_by(forms_of("cars from north america"), "South America")
