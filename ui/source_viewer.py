@@ -418,3 +418,25 @@ def markdown_table(text: str) -> Table | None:
     width = max(len(r) for r in rows)
     columns = _unique_columns(rows[0], 1, width)
     return Table(columns, tuple(tuple((r + [""] * width)[:width]) for r in rows[1:]))
+
+
+_CITED_RANGE = re.compile(r"(?:(?P<sheet>[^!;]+)!)?(?P<cells>[A-Z]{1,3}\d+(?::[A-Z]{1,3}\d+)?)")
+
+
+def cell_ranges(cells: str) -> list[tuple[str | None, str]]:
+    """(sheet, range) for each sheet range a computed passage names ("FAM!C2; FAM!C39" -> [("FAM", "C2"),
+    ("FAM", "C39")]); a PDF table's "row 13, column ..." names none."""
+    out = []
+    for part in cells.split(";"):
+        m = _CITED_RANGE.fullmatch(part.strip())
+        if m:
+            out.append((m.group("sheet"), m.group("cells")))
+    return out
+
+
+def computed_row_label(text: str) -> str:
+    """The row a computed passage read, as the table prints it ("Net earnings" from "Net earnings, 2021 to 2022:
+    from 20,878 to 17,941 ..."): what to highlight on the page."""
+    lines = text.splitlines()
+    result = lines[1] if len(lines) > 1 else ""
+    return result.split(":", 1)[0].split(",", 1)[0].strip()

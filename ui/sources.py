@@ -57,6 +57,9 @@ def show_in_document(citation, hit, original: Path | None, terms, kb: Library) -
 
     Raises sv.SourceError when the original exists but cannot show the place (the caller falls back).
     """
+    if hit is not None and original is not None and hit.chunk.id.startswith(COMPUTED):
+        show_computed(hit.chunk, original)
+        return
     kind = (hit.chunk.file_type if hit is not None else Path(citation.file).suffix.lstrip(".")).lower()
     viewer = ORIGINAL_VIEWERS.get(kind)
     if original is not None and viewer is not None and viewer(citation, original, terms):
@@ -78,6 +81,31 @@ def document_chunks(kb: Library, doc_id: str) -> list:
 @st.cache_data(show_spinner=False, max_entries=32, ttl=600)
 def _chunks_of(_retriever, doc_id: str) -> list:
     return _retriever.document_chunks(doc_id)
+
+
+COMPUTED = "computed:"  # agentic_rag.tables.compute.COMPUTED: a passage the engine computed from a table
+MAX_RANGES = 3
+
+
+def show_computed(chunk, original: Path) -> None:
+    """A calculation the engine ran over a table: its result, then the cells it read in the document (the sheet's
+    ranges; on a PDF page, the row it read highlighted)."""
+    lines = chunk.text.splitlines()
+    st.markdown("**Computed by the engine:** " + ui.md_text("; ".join(
+        ln for ln in lines[1:] if not ln.startswith(("Cells:", "Query:")))))
+    cells = next((ln.removeprefix("Cells: ") for ln in lines if ln.startswith("Cells:")), "")
+    st.caption(f"Cells read: {cells}")
+    loc = chunk.location
+    if loc.sheet is not None or original.suffix.lower() == ".csv":
+        for ref in sv.cell_ranges(cells)[:MAX_RANGES]:
+            sheet, cells_ = ref
+            show_table(sv.read_cells(original, sheet if original.suffix.lower() != ".csv" else None, cells_))
+        return
+    if loc.page:
+        label = sv.computed_row_label(chunk.text)
+        image = rendered_page(str(original), original.stat().st_mtime, loc.page, label)
+        found = f'the row "{label}" is highlighted' if image.highlighted_chars else "the row was not found on the page"
+        st.image(image.png, caption=f"Page {loc.page} of {image.page_count} — {found}")
 
 
 def _pdf_page(citation, original: Path, terms) -> bool:

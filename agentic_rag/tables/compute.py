@@ -209,9 +209,11 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         return [f"{query.what.split(':')[0]}:", *(f"{shown(r[names.index('label')])}: {shown(r[names.index('value')])}"
                                                   for r in rows)]
     if query is not None and query.op.startswith("top") and rows:
+        # One line, so that the answer's claim names both what was ranked and the row that came first.
         month = query.what.endswith("by month")
-        return [f"{query.what}:", *(f"{_month(r[names.index('label')]) if month else shown(r[names.index('label')])}: "
-                                    f"{shown(r[names.index('value')])}" for r in rows[:MAX_SHOWN_ROWS])]
+        ranked = [f"{_month(r[names.index('label')]) if month else _label(r[names.index('label')])} "
+                  f"({shown(r[names.index('value')])})" for r in rows[:MAX_SHOWN_ROWS]]
+        return [f"{query.what}: {'; '.join(ranked)}"]
     if query is not None and rows and "value" in names:
         counted = f" (over {shown(rows[0][names.index('rows')])} rows)" if "rows" in names else ""
         return [f"{query.what}: {shown(rows[0][names.index('value')])}{counted}"]
@@ -219,6 +221,13 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         return [f"number of {query.what}: {shown(rows[0][0])}"]
     table = [" | ".join(names), *(" | ".join(shown(v) for v in r) for r in rows[:MAX_SHOWN_ROWS])]
     return ["Result:", *table] + ([f"(first {MAX_SHOWN_ROWS} rows shown)"] if len(rows) > MAX_SHOWN_ROWS else [])
+
+
+def _label(value) -> str:
+    """A row's name as the table has it: a year or an id stays without thousands separators (1810, not 1,810)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return shown(value)
 
 
 def _month(value) -> str:
