@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -76,8 +77,13 @@ REF_SYSTEM = {
 
 
 def responder(request):
-    """docagent_responder for our prompts; plausible replies for the reference pipeline's four prompts."""
+    """docagent_responder for our prompts (a summary: one bullet per section read, as models write them);
+    plausible replies for the reference pipeline's four prompts."""
     system = request.system
+    if "opening passages of each section of the document" in request.prompt and "You answer questions" in system:
+        passages = re.findall(r"^\[(P\d+)\] [^\n]*\n([^\n]+)", request.prompt, re.MULTILINE)
+        bullets = [f"- {text.split('. ')[0].strip().rstrip('.')}. [{n}]" for n, text in passages[:SUMMARY_BULLETS]]
+        return StubReply(text="\n".join(bullets), chunks=4)
     if system.startswith("Reference step: analyze"):
         return StubReply(text=json.dumps({"intent": "answer", "complexity": "simple", "question_type": "fact",
                                           "key_concepts": [], "language": "en"}))
@@ -90,6 +96,27 @@ def responder(request):
         return StubReply(text=json.dumps({"claims": [{"claim": 1, "verdict": "supported", "evidence": 1}],
                                           "missing": []}))
     return docagent_responder(request)
+
+
+SUMMARY_BULLETS = 10
+PAPER_SECTIONS = ("Abstract", "1 Introduction", "2 Related Work", "3 Method", "3.1 Model", "3.2 Training",
+                  "4 Experiments", "4.1 Datasets", "4.2 Results", "5 Discussion", "6 Conclusion", "References")
+PAPER_WORDS = 7500  # about fifteen pages of a two-column paper
+
+
+def write_paper(kb: KnowledgeBase) -> str:
+    """A generated paper of about fifteen pages (PAPER_WORDS words under PAPER_SECTIONS), indexed; its name."""
+    rng = random.Random(11)
+    per = PAPER_WORDS // len(PAPER_SECTIONS)
+    parts = ["# Turbine Wear Under Salt Spray"]
+    for title in PAPER_SECTIONS:
+        depth = "###" if "." in title.split()[0] else "##"
+        words = [rng.choice(FILLER) for _ in range(per)]
+        sentences = [" ".join(words[i:i + 15]).capitalize() + "." for i in range(0, per, 15)]
+        paragraphs = [" ".join(sentences[i:i + 6]) for i in range(0, len(sentences), 6)]
+        parts.append(f"{depth} {title}\n\n" + "\n\n".join(paragraphs))
+    kb.ingest_bytes("\n\n".join(parts).encode(), "turbine_paper.md")
+    return "turbine_paper.md"
 
 
 def build_corpus(root: Path, embedder) -> KnowledgeBase:
@@ -128,6 +155,12 @@ def ask_ours(agent, question: str):
         return {"mode": result.mode, "loops": loops, "sub_questions": len(result.sub_questions),
                 "warnings": list(result.warnings), "confidence": result.confidence}
     return run
+
+
+def _covered(agent, question: str) -> str:
+    """The line the answer ends with: what the summary read (not timed)."""
+    lines = [ln for ln in agent.ask(question).answer.splitlines() if ln.startswith("*(")]
+    return lines[-1].strip("*()") if lines else "no coverage line"
 
 
 def ask_reference(llm, retriever, question: str, k: int = 8):
@@ -246,8 +279,9 @@ def main() -> None:
     questions += [(q, "complex") for q in COMPLEX[: 2 if args.quick else 3]]
     with tempfile.TemporaryDirectory() as tmp, GeminiStub(responder=responder, delay=DELAY) as stub:
         kb = build_corpus(Path(tmp), HashingEmbedder())
+        paper = write_paper(kb)
         brain = make_gemini_brain(KEY, model=DEFAULT_GEMINI_MODEL, base_url=stub.base_url, timeout=20.0)
-        agent = build_agent(brain, kb.retriever)
+        agent = build_agent(brain, kb.retriever, outlines=kb)
         stub.delay = 0.0
         agent.ask(SIMPLE[0])  # warm-up (BM25 load, first HTTP connection), not measured
         stub.delay = DELAY
@@ -260,6 +294,10 @@ def main() -> None:
                   f"{ours['first_token_s']:.2f}s total {ours['total_s']:.2f}s | reference {reference['llm_calls']} "
                   f"calls {reference['input_tokens']:5} tok first {reference['first_token_s']:.2f}s total "
                   f"{reference['total_s']:.2f}s | {question}", flush=True)
+        summary = measure(stub, ask_ours(agent, "Summarize the turbine wear paper"))
+        summary["covered"] = _covered(agent, "Summarize the turbine wear paper")
+        print(f"summary of a {PAPER_WORDS}-word paper ({paper}): {summary['llm_calls']} calls "
+              f"{summary['input_tokens']} input tokens, {summary['total_s']:.2f}s; {summary['covered']}", flush=True)
         stub.delay = 0.0
         failures = [failure_case(stub, kb, StubReply(status=503), timeout=20.0, label="503 on every call")]
         recovered = [failure_case(stub, kb, StubReply(status=503, message="The model is overloaded."), timeout=20.0,
@@ -287,9 +325,12 @@ def main() -> None:
                                                           for f in failures),
               "transient_failures_still_answered_by_gemini": all(f["mode"] == "gemini" for f in recovered),
               "local_answers_by_the_model": all(r["local"]["mode"] == "gemini" for r in local),
-              "local_calls_like_gemini": local_model["calls_complex_max"] <= 5}
+              "local_calls_like_gemini": local_model["calls_complex_max"] <= 5,
+              "summary_calls_le_4": summary["llm_calls"] <= 4,
+              "summary_input_tokens_le_12000": summary["input_tokens"] <= 12000}
     print(json.dumps({"bench": "agent", "quick": args.quick, "stub_delay_s": DELAY, "questions": len(rows),
-                      "ours": ours, "reference": reference, "local_model": local_model, "checks": checks, "failures": failures,
+                      "ours": ours, "reference": reference, "local_model": local_model, "summary": summary,
+                      "checks": checks, "failures": failures,
                       "recovered": recovered,
                       "offline_papers": papers, "rows": rows, "local_rows": local}))
 

@@ -59,6 +59,10 @@ def _answer_lines(report: EvalReport) -> list[str]:
         f"  claims supported    {_counted(a.claims_supported, a.claims, 'claims')}",
         f"  by kind             {kinds}",
     ]
+    for label, value in (("item recall", a.item_recall), ("point recall", a.point_recall),
+                         ("sections covered", a.section_coverage)):
+        if value is not None:
+            lines.append(f"  {label:<19} {_num(value)}")
     if c is not None:
         lines += [
             "Cost per question",

@@ -45,6 +45,7 @@ class QuestionResult:
     answer: AnswerResult | None = None  # the engine's answer (None: not asked, or it failed)
     seconds: float = 0.0
     errors: tuple[str, ...] = ()
+    coverage: dict | None = None  # whole-document questions: share of gold items, points and sections covered
 
     def to_dict(self) -> dict:
         return {
@@ -52,7 +53,7 @@ class QuestionResult:
             "reason": self.reason, "refused": self.refused, "citations_valid": self.citations_valid,
             "citation_reason": self.citation_reason, "answer": self.answer.to_dict() if self.answer else {},
             "seconds": round(self.seconds, 4),
-            "errors": list(self.errors),
+            "errors": list(self.errors), "coverage": self.coverage,
         }
 
 
@@ -96,6 +97,9 @@ class AnswerMetrics:
     claims: int
     errors: int
     by_kind: dict[str, tuple[int, int]] = field(default_factory=dict)
+    item_recall: float | None = None  # list questions: mean share of the gold items named
+    point_recall: float | None = None  # summary and section questions: mean share of the gold points made
+    section_coverage: float | None = None  # mean share of the gold sections named or read
 
     def to_dict(self) -> dict:
         out = dict(self.__dict__)
@@ -212,9 +216,42 @@ def _answer_question(agent, result: QuestionResult, strategy: str) -> QuestionRe
     text = answer.answer
     refused = is_refusal(text)
     passed, reason = judge_answer(question, text, refused)
+    covered = whole_document_coverage(question, answer)
+    if covered is not None:
+        passed, reason = judge_coverage(covered, refused)
     valid, why = check_citations(text, answer.citations, [g.file for g in question.gold])
     return replace(result, passed=passed, reason=reason, refused=refused, citations_valid=valid,
-                    citation_reason=why, answer=answer, seconds=seconds)
+                    citation_reason=why, answer=answer, seconds=seconds, coverage=covered)
+
+
+PASS_SHARE = 0.5  # a whole-document answer passes when it covers at least this share of its gold items or points
+
+
+def whole_document_coverage(question: EvalQuestion, answer: AnswerResult) -> dict | None:
+    """For a list, summary or section question: the share of its gold items and points the answer names, and of
+    its gold sections the answer names or the engine read (the Reasoning's sections read); None for others.
+    The engine's own line about what it read ("not read: ...") is not counted as naming anything."""
+    if not (question.items or question.points or question.sections):
+        return None
+    text = "\n".join(line for line in answer.answer.splitlines() if not line.strip().startswith("*("))
+    read = " ".join(s.get("title", "") for t in answer.trace if t.get("step") == "retrieve"
+                    for s in ((t.get("details") or {}).get("reading") or {}).get("read", ()))
+
+    def share(groups, where):
+        return round(1 - len(missing_groups(where, groups)) / len(groups), 4) if groups else None
+
+    return {"items": share(question.items, text), "points": share(question.points, text),
+            "sections": share(question.sections, text + "\n" + read)}
+
+
+def judge_coverage(covered: dict, refused: bool) -> tuple[bool, str]:
+    if refused:
+        return False, "refused a whole-document question"
+    main = covered["items"] if covered["items"] is not None else covered["points"]
+    if main is None:
+        main = covered["sections"] or 0.0
+    said = ", ".join(f"{k} {v:.0%}" for k, v in covered.items() if v is not None)
+    return main >= PASS_SHARE, f"covers {said}"
 
 
 def judge_answer(question: EvalQuestion, text: str, refused: bool) -> tuple[bool | None, str]:
@@ -273,6 +310,8 @@ def _answer_metrics(results: Sequence[QuestionResult]) -> AnswerMetrics:
         passed, total = by_kind.get(r.question.kind or "-", (0, 0))
         by_kind[r.question.kind or "-"] = (passed + bool(r.passed), total + 1)
     claims = sum(n for _, n in supported)
+    shares = {k: [r.coverage[k] for r in ok if r.coverage and r.coverage.get(k) is not None]
+              for k in ("items", "points", "sections")}
     return AnswerMetrics(
         answered=len(ok), accuracy=_rate([bool(r.passed) for r in scored]), scored=len(scored),
         key_fact_accuracy=_rate([bool(r.passed) for r in with_facts]), key_fact_questions=len(with_facts),
@@ -281,6 +320,8 @@ def _answer_metrics(results: Sequence[QuestionResult]) -> AnswerMetrics:
         citation_validity=_rate(cited), citations_scored=len(cited),
         claims_supported=sum(s for s, _ in supported) / claims if claims else None, claims=claims,
         errors=sum(1 for r in results if r.errors), by_kind=dict(sorted(by_kind.items())),
+        item_recall=mean(shares["items"]) if shares["items"] else None, point_recall=mean(shares["points"])
+        if shares["points"] else None, section_coverage=mean(shares["sections"]) if shares["sections"] else None,
     )
 
 

@@ -15,6 +15,9 @@ Without ../shared a set that needs it raises SetUnavailable (nothing to measure 
 - tables (42 questions, 17 files: workbooks, filings, Word and PowerPoint tables, three public-domain CSVs shipped in
   sets/data/tables with their MANIFEST.tsv): written by another engineer for the tables-as-data work, gold
   computed with pandas (see sets/TABLES.md); held out from tuning.
+- wholedoc (29 questions, 20 files: papers, filings, office files, a book): whole-document summaries, named
+  sections and complete lists, each with gold items, points or sections (see sets/WHOLEDOC.md); written by another
+  engineer, held out from tuning; scored by item recall, point recall and sections covered.
 - sample (14 questions over five generated documents with planted facts): what the app's Evaluate page runs.
 - financebench (FinanceBench's dev set and subset, 71 questions over 32 filings; evaluation.financebench).
 """
@@ -147,12 +150,26 @@ TABLES = {
     "3M_2022_10K.pdf": "bench/financebench_dev/pdfs", "AMD_2015_10K.pdf": "bench/financebench_dev/pdfs",
     "AMAZON_2017_10K.pdf": "bench/financebench_subset/pdfs", "ADOBE_2022_10K.pdf": "bench/financebench_subset/pdfs",
 }
+WHOLEDOC = {
+    "attention_is_all_you_need.pdf": "papers", "adam_1412.6980.pdf": "papers", "resnet_1512.03385.pdf": "papers",
+    "bert_1810.04805.pdf": "papers", "tracemonkey.pdf": "pdf_hard", "freeculture.pdf": "pdf_hard",
+    "GeoBase_NHNC1_Data_Model_UML_EN.pdf": "pdf_hard", "NIKE_2023_10K.pdf": "bench/financebench_dev/pdfs",
+    "VERIZON_2022_10K.pdf": "bench/financebench_dev/pdfs", "ADOBE_2022_10K.pdf": "bench/financebench_subset/pdfs",
+    "AMCOR_2023Q4_EARNINGS.pdf": "bench/financebench_subset/pdfs",
+    "PEPSICO_2023Q1_EARNINGS.pdf": "bench/financebench_subset/pdfs",
+    "au.asn.aes.www_conferences_2011_presentations_Fri_20Room4Level4_20930_20Maloney.pptx": "office/pptx",
+    "45545_Comment.pptx": "office/pptx", "60810.pptx": "office/pptx", "2411-Performance_Up.pptx": "office/pptx",
+    "aascu.org_workarea_downloadasset.aspx_id=5864.pptx": "office/pptx", "61787.docx": "office/docx",
+    "IllustrativeCases.docx": "office/docx", "simple-monthly-budget.xlsx": "office/xlsx",
+}
 SETS = {
     "papers": LinkedSet("papers.jsonl", PAPERS, "20 questions on four papers (tuned on)"),
     "heldout": LinkedSet("heldout.jsonl", HELDOUT, "37 questions on 12 office files and filings"),
     "sealed": LinkedSet("sealed.jsonl", SEALED, "35 questions nobody tuning the engine read (aggregates only)"),
     "tables": LinkedSet("tables.jsonl", TABLES, "42 table questions (lookups, aggregates, superlatives, "
                         "comparisons, refusals) on sheets, CSVs, filings, DOCX and PPTX tables; held out"),
+    "wholedoc": LinkedSet("wholedoc.jsonl", WHOLEDOC, "29 whole-document, section and list questions on papers, "
+                          "filings, office files and a book; gold items, points and sections; held out"),
     "sample": SampleSet(),
     "financebench": FinanceBenchSet(),
 }
