@@ -9,7 +9,8 @@ city) is not a confidence. The estimate combines, through a logistic model:
 - fit: how much of what the question asks the claims and their cited passages hold (weighted concepts);
 - cosine: how close in meaning the best claim is to the question (0 without an embedder);
 - answered: the share of the sub-questions that got an answer;
-- comparison: whether the question compares (side by side, an answer must get two things right).
+- comparison: whether the question compares (side by side, an answer must get two things right), unless the answer
+  states the engine's own calculation over a table (which read both sides: agentic_rag.tables.compute).
 A refusal is right when the documents really lack the answer: its estimate falls as the best retrieved
 passage gets closer to the question, and falls further when the extractive reader finds a quote that answers
 the question in the passages the model refused on (`found`; the weight is not fitted, since an offline refusal
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from agentic_rag.checks import AnswerCheck, claim_fit, quote_body
 from agentic_rag.checks.figures import figures
 from agentic_rag.language.quotes import EMBED_CHARS, Ask, find_quotes
+from agentic_rag.tables.compute import COMPUTED
 from agentic_rag.types import VERDICT_SCORE, Claim, ContextBlock, Draft
 
 # Fitted by eval/calibrate.py (see the module docstring); intercept first.
@@ -119,8 +121,15 @@ def assess(check: AnswerCheck, draft: Draft, blocks: Sequence[ContextBlock], *, 
     return Evidence(support=support_share(check.claims, len(check.missing)), fit=sum(fits) / len(fits),
                     cosine=max(0.0, cosine),
                     answered=1.0 - min(1.0, len(draft.unanswered or check.missing) / subs), retrieval=retrieval,
-                    comparison=float(qtype == "comparison"), refuted=float(any(c.refuted for c in check.claims)),
+                    comparison=float(qtype == "comparison" and not _computed(check, by_n)),
+                    refuted=float(any(c.refuted for c in check.claims)),
                     no_figure=float(_states_no_count(question, check.drafts)))
+
+
+def _computed(check: AnswerCheck, by_n) -> bool:
+    """Whether the answer states the engine's own calculation over a table (a comparison the engine made from
+    both cells, not one side quoted: the comparison weight measures the latter)."""
+    return any(n in by_n and by_n[n].chunk.id.startswith(COMPUTED) for d in check.drafts for n in d.citations)
 
 
 def _states_no_count(question: str, drafts) -> bool:

@@ -41,7 +41,7 @@ def chat_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.S
     intro = st.empty()  # one slot: when a question arrives the intro goes at once instead of lingering faded
     if not st.session_state.messages and not question:
         with intro.container():
-            empty_state(count > 0, bool(indexing))
+            empty_state(count > 0, bool(indexing), _suggestions(kb) if count else ui.EXAMPLE_QUESTIONS)
     present = {d.doc_id for d in kb.documents()}
     render_history(kb, present)
     if question and count:
@@ -51,7 +51,18 @@ def chat_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.S
             conversation_controls(settings)
 
 
-def empty_state(has_docs: bool, indexing: bool = False) -> None:
+def _suggestions(kb: Library) -> tuple[str, ...]:
+    """Questions this library's documents answer well (ui.suggested_questions); the fixed examples when the
+    library cannot say (an outline or the tables unreadable)."""
+    try:
+        tables = kb.tables.tables() if kb.tables is not None else ()
+        return ui.suggested_questions(kb.documents(), kb.outline, tables)
+    except Exception as error:  # the examples are a nicety: a library that cannot list them still works
+        log.warning("no suggested questions: %s", error)
+        return ui.EXAMPLE_QUESTIONS
+
+
+def empty_state(has_docs: bool, indexing: bool = False, questions: tuple[str, ...] = ui.EXAMPLE_QUESTIONS) -> None:
     """What the app does, and example questions (clickable once there is something to ask about)."""
     st.markdown("Ask questions about your PDFs, Word, PowerPoint, Excel/CSV and text files. Every answer cites "
                 "the page, slide, sheet cells or paragraph it came from, and shows how the agent reasoned: "
@@ -63,7 +74,7 @@ def empty_state(has_docs: bool, indexing: bool = False) -> None:
         st.info("Add documents in the sidebar to get started: drag files onto the upload box.",
                 icon=":material/arrow_back:")
     st.caption("Try one of these:")
-    for i, question in enumerate(ui.EXAMPLE_QUESTIONS):
+    for i, question in enumerate(questions):
         st.button(question, key=f"example_{i}", disabled=not has_docs, icon=":material/chat_bubble:",
                   on_click=_set_pending, args=(question,))
 

@@ -14,6 +14,47 @@ from collections.abc import Iterable, Sequence
 
 MAX_UPLOAD_MB = 200  # keep equal to server.maxUploadSize in .streamlit/config.toml and Limits.max_bytes
 
+MAX_SUMMARISED = 8  # agentic_rag's summary of every document reads at most this many documents
+_SECTION_SKIP = re.compile(r"(?i)^(?:\d[\d.]*\s*)?(?:abstract|references|bibliography|contents|table of contents|"
+                           r"cover page|index|acknowledge?ments?|appendix)\b")
+_PLAIN_NAME = re.compile(r"^[A-Za-z][A-Za-z _-]{1,24}$")
+
+
+def suggested_questions(documents: Sequence, outline=None, tables=()) -> tuple[str, ...]:
+    """Questions the engine answers well for this library (at most three): a summary (of the one document, or of
+    each document when there are few), what a named section of a document says (its outline), and a ranking
+    over a table with plainly named columns (the tables' compute route); EXAMPLE_QUESTIONS without documents.
+
+    `documents` are the library's records (file_name, doc_id); `outline(doc_id)` returns a document's outline
+    (agentic_rag reads it for section questions); `tables` are the library's tables as data (TableInfo)."""
+    if not documents:
+        return EXAMPLE_QUESTIONS
+    out = [f"Summarise {stem(documents[0].file_name)}." if len(documents) == 1 else
+           "Summarise the main points of each document." if len(documents) <= MAX_SUMMARISED else
+           f"Summarise {stem(documents[0].file_name)}."]
+    for record in documents[:MAX_SUMMARISED]:
+        sections = [s for s in (outline(record.doc_id).all() if outline else ()) if s.level == 1
+                    and not _SECTION_SKIP.match(s.title) and 3 <= len(s.title) <= 60] if outline else []
+        if len(sections) >= 2:
+            title = re.sub(r"^(?:\d[\d.]*\.?\s+)", "", sections[min(1, len(sections) - 1)].title)
+            out.append(f"What does the {title} section of {stem(record.file_name)} say?")
+            break
+    for table in tables:
+        names = [c.name for c in table.columns if _PLAIN_NAME.match(c.name)]
+        measures = [c.name for c in table.columns if c.numeric and c.name in names]
+        labels = [c.name for c in table.columns if not c.numeric and c.name in names]
+        if measures and labels and table.n_rows >= 3:
+            out.append(f"Which {labels[0].replace('_', ' ')} has the highest {measures[0].replace('_', ' ')} "
+                       f"in {stem(table.file_name)}?")
+            break
+    return tuple(out[:3])
+
+
+def stem(file_name: str) -> str:
+    """A file's name as words: 'resnet_1512.03385.pdf' -> 'resnet 1512.03385'."""
+    return re.sub(r"[_-]+", " ", file_name.rsplit(".", 1)[0])
+
+
 EXAMPLE_QUESTIONS = (
     "Summarise the main points of each document.",
     "What numbers or figures are reported, and where?",

@@ -101,12 +101,75 @@ def document_list(kb: Library, indexing: bool = False) -> tuple[Scope, int]:
         if left.checkbox(ui.md_text(rec.file_name), key=f"scope_{rec.doc_id}", help=title):
             ticked.append(rec)
         left.caption(ui.document_caption(rec) + (" · indexing…" if rec.status != "ready" else ""))
+        if rec.status == "ready":
+            left.button("Outline", icon=":material/toc:", key=f"outline_{rec.doc_id}", type="tertiary",
+                        help=f"The sections of {rec.file_name}", on_click=_open_outline, args=(rec.doc_id,))
         right.button(f"Delete {ui.md_text(rec.file_name)}", icon=":material/delete:", key=f"delete_{rec.doc_id}",
                      help=f"Delete {rec.file_name}", on_click=_set_confirm_delete, args=(rec.doc_id,))
         if st.session_state.confirm_delete == rec.doc_id:
             confirm_delete(kb, rec.doc_id, rec.file_name)
     clear_library_controls(kb, len(docs))
     return Scope(tuple(r.doc_id for r in ticked), tuple(r.file_name for r in ticked)), len(docs)
+
+
+def _open_outline(doc_id: str) -> None:
+    st.session_state.outline_doc = doc_id
+    st.session_state.outline_section = None
+
+
+def outline_dialog(kb: Library) -> None:
+    """The outline of the document whose Outline button was pressed, in a dialog: its sections with their pages
+    (or slides, sheets); a section opens on its first page or passage."""
+    doc_id = st.session_state.get("outline_doc")
+    if not doc_id:
+        return
+    record = next((d for d in kb.documents() if d.doc_id == doc_id), None)
+    if record is None:
+        st.session_state.outline_doc = None
+        return
+
+    @st.dialog(f"Outline of {record.file_name}", width="large", on_dismiss=_close_outline)
+    def show() -> None:
+        outline = kb.outline(doc_id)
+        if outline.flat:
+            st.caption(f"No usable headings: the document is read by {outline.source or 'pages'}, in order.")
+        for i, section in enumerate(outline.all()):
+            where = section.start if section.start == section.end else f"{section.start}–{section.end}"
+            st.button(f"{'  ' * (section.level - 1)}{section.title}  ·  {where}", key=f"section_{doc_id}_{i}",
+                      type="tertiary", on_click=_open_section, args=(section.first,))
+        first = st.session_state.get("outline_section")
+        if first is not None:
+            show_section(kb, record, first)
+
+    show()
+
+
+def _open_section(first: int) -> None:
+    st.session_state.outline_section = first
+
+
+def _close_outline() -> None:
+    st.session_state.outline_doc = None
+    st.session_state.outline_section = None
+
+
+def show_section(kb: Library, record, first: int) -> None:
+    """A section's opening passage where it is in the document: the page highlighted for a PDF, else its text."""
+    from ui import sources
+
+    chunk = next((c for c in kb.retriever.document_chunks(record.doc_id) if c.ordinal == first), None)
+    if chunk is None:
+        st.caption("This section's passage is no longer in the library.")
+        return
+    st.divider()
+    original = sources.original_file(kb, record.doc_id)
+    page = chunk.location.page
+    if original is not None and page and original.suffix.lower() == ".pdf":
+        image = sources.rendered_page(str(original), original.stat().st_mtime, page, chunk.text)
+        st.image(image.png, caption=f"Page {page} of {image.page_count}")
+    else:
+        st.caption(chunk.location.label())
+        st.markdown(ui.md_text(chunk.text[:2000]))
 
 
 def confirm_delete(kb: Library, doc_id: str, name: str) -> None:

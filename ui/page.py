@@ -45,6 +45,7 @@ def main(config: wiring.Config | None = None) -> None:
         library.show_notice()
         queue_panel.mark_library_drawn(queue)
         scope, count = library.document_list(kb, indexing=bool(queue.pending_names()))
+    library.outline_dialog(kb)
     with queue_box:
         queue_panel.queue_panel(queue)
     if kb.read_only_reason:  # another program owns the embedded library: reading works, changing it does not

@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the page draws before the engines are imported: these names are for readers and type checkers
     from advanced_retrieval import Filters, Hit, IngestResult, QueueItem
+    from advanced_retrieval.library.outline import Outline
+    from advanced_retrieval.tables import TableStore
     from agentic_rag import AnswerResult
     from document_processor import Chunk
     from vector_db import DocumentRecord
+
 
 class LibraryRetriever(Protocol):
     """The library's search side, as the source viewer reads it."""
@@ -28,6 +31,7 @@ class Library(Protocol):
 
     read_only_reason: str  # "" when this process may write
     rebuilt: list[IngestResult]  # what the last opening with rebuild=True indexed again
+    tables: TableStore | None  # the documents' tables as data (None: not kept)
 
     @property
     def retriever(self) -> LibraryRetriever: ...
@@ -39,6 +43,8 @@ class Library(Protocol):
     def clear(self) -> None: ...
 
     def original_path(self, doc_id: str) -> Path | None: ...
+
+    def outline(self, doc_id: str) -> Outline: ...  # the document's sections (advanced_retrieval.library.outline)
 
 
 class Uploads(Protocol):

@@ -14,6 +14,8 @@ DEFAULTS = {
     "confirm_clear": bool,  # "Clear library" is waiting for its confirmation
     "notice": lambda: None,  # (kind, text) of the last delete or clear, shown once
     "confirm_delete": lambda: None,  # the document whose Delete waits for its confirmation
+    "outline_doc": lambda: None,  # the document whose outline is open (a dialog)
+    "outline_section": lambda: None,  # the first passage of the section opened from that outline
     "chat_id": lambda: None,  # the open saved chat (None: a new one, saved from its first question)
     "confirm_chat_delete": lambda: None,  # the chat whose Delete waits for its confirmation
 }

@@ -279,3 +279,36 @@ def test_a_local_model_streams_a_cited_answer(local_model_server, tmp_path):
     assert "could not be reached" not in answer.inner_text()
     _shot(page, "11-local-model.png")
     assert "Traceback" not in log.read_text()
+
+
+def test_a_documents_outline_opens_its_sections_and_the_suggestions_fit_the_library(server, browser, tmp_path):
+    import hashlib
+
+    from docx import Document
+
+    url, _, log = server
+    plan = tmp_path / "rollout_plan.docx"
+    doc = Document()
+    for title, body in (("Scope", "The rollout covers the twelve Zephyr buildings."),
+                        ("Budget", "The rollout budget is 40,000 euros, approved in May."),
+                        ("Timeline", "Work starts in June and ends in October.")):
+        doc.add_heading(title, level=1)
+        doc.add_paragraph(body)
+    doc.save(plan)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url)
+    sidebar = page.get_by_test_id("stSidebar")
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([plan])
+    sidebar.get_by_text("rollout_plan.docx — indexed").first.wait_for(timeout=STEP_MS)
+    # The empty chat suggests what this library answers well: a summary of each document, a ranking over the CSV
+    page.get_by_role("button", name="Summarise the main points of each document.").wait_for(timeout=STEP_MS)
+    doc_id = hashlib.sha256(plan.read_bytes()).hexdigest()
+    page.locator(f".st-key-outline_{doc_id} button").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("Outline of rollout_plan.docx").wait_for(timeout=STEP_MS)
+    dialog.get_by_role("button", name="Budget").click()
+    dialog.get_by_text("The rollout budget is 40,000 euros").wait_for(timeout=STEP_MS)
+    _shot(page, "08-outline.png")
+    page.keyboard.press("Escape")
+    assert "Traceback" not in log.read_text()
+    page.close()

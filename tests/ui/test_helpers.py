@@ -249,3 +249,23 @@ def test_a_file_indexed_with_a_warning_says_so_on_its_line():
     status, line = ui.result_line(result)
     assert status == "indexed" and line.endswith("— ⚠ OCR confidence is low (mean 38/100)\\: check the passages "
                                                  "against the page")
+
+
+def test_suggested_questions_are_ones_the_library_answers_well():
+    from types import SimpleNamespace
+
+    from advanced_retrieval.library.outline import Outline, Section
+    from advanced_retrieval.tables import Column
+    from ui.helpers import EXAMPLE_QUESTIONS, suggested_questions
+
+    paper = SimpleNamespace(file_name="turbine_study.pdf", doc_id="p")
+    outline = Outline((Section("Abstract", 1, 0, 0), Section("1 Introduction", 1, 1, 3), Section("2 Method", 1, 4, 9)))
+    table = SimpleNamespace(file_name="cars.csv", n_rows=406, columns=(
+        Column("Name", "Name", False), Column("Miles_per_Gallon", "Miles_per_Gallon", True),
+        Column("(in millions except per share)", "x", True)))
+    assert suggested_questions([paper], lambda doc_id: outline, [table]) == (
+        "Summarise turbine study.", "What does the Method section of turbine study say?",
+        "Which Name has the highest Miles per Gallon in cars?")
+    two = [paper, SimpleNamespace(file_name="cars.csv", doc_id="c")]
+    assert suggested_questions(two)[0] == "Summarise the main points of each document."
+    assert suggested_questions([]) == EXAMPLE_QUESTIONS
