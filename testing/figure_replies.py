@@ -73,16 +73,20 @@ def figure_reply(kind: str, groups, prompt: str, question: str = "") -> str | No
         a, b = _value(gold.group(0)), _value(y)
         return f"Together they come to {gold.group(0).strip()} + {y} = {_written(a + b)} [P{n}][P{mate[0]}]."
     if kind == "column total":
-        return _column_total(found)
+        return _column_total(found, re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", question))
     raise ValueError(kind)
 
 
-def _column_total(found) -> str | None:
-    """A right total of one column of a table passage with at least three figures in that column."""
+def _column_total(found, years=()) -> str | None:
+    """A right total of one column of a table passage with at least three figures in that column (the column of
+    the year the question names, when it names one: another year's total answers another question)."""
     for n, _, _, text in found:
         rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
                 if line.strip().startswith("|") and "---" not in line]
         for col in range(1, max((len(r) for r in rows), default=0)):
+            header = rows[0][col] if rows and col < len(rows[0]) else ""
+            if years and not any(y in header for y in years):
+                continue
             cells = [r[col].replace("$", "").strip() for r in rows
                      if col < len(r) and _NUMBER.fullmatch(r[col].replace("$", "").strip())]
             if len(cells) >= 3:

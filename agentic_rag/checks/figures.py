@@ -47,7 +47,7 @@ _STATED_SCALE = re.compile(r"\b(?:in\s+|\(\s*)?(?:[$€£]|usd|eur|gbp|dollars?|
                            r"millions?|thousands?)\b", re.IGNORECASE)
 _RESULT = re.compile(r"(?:=|≈)\s*(?P<c>[-−]?[$€£]?\d[\d,]*(?:\.\d+)?)\s*(?P<pct>%)?")
 _EXPRESSION = re.compile(r"[-−–(]*\s*[$€£]?\s?\d[\d,.]*%?\)*(?:\s*[-−–+×x*/÷]\s*\(*\s*[$€£]?\s?\d[\d,.]*%?\)*)+\s*$")
-_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d", re.IGNORECASE)
+_EARLY_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun)[a-z]*\.?\s+\d", re.IGNORECASE)
 _OPERATOR = re.compile(r"[-−–+×x*/÷]")
 
 
@@ -179,9 +179,15 @@ def _with_scales(text: str, scales: set[float], periods: frozenset[str]) -> list
 
 
 def _column_period(header: str) -> frozenset[str]:
-    """The year a column header names as its period ("2022", "Fiscal 2022"); none for a date ("January 28, 2023"
-    closes fiscal 2022 at a retailer, "December 31, 2022" fiscal 2022 elsewhere: a date names no fiscal year)."""
-    return frozenset() if _MONTH.search(header) else _years(header)
+    """The years a column header names as its period ("2022", "Fiscal 2022"). A date in the first half of a year
+    may close the fiscal year before ("January 28, 2023" closes a retailer's fiscal 2022), so it names both;
+    "December 28, 2019" names 2019 only."""
+    years = _years(header)
+    early = _EARLY_MONTH.search(header)
+    if early and len(years) == 1:
+        year = next(iter(years))
+        return years | {str(int(year) - 1)}
+    return years
 
 
 def _years(text: str) -> frozenset[str]:

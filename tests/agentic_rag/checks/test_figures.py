@@ -123,3 +123,14 @@ def test_a_figure_of_another_period_than_the_question_asks_is_refuted():
 def test_references_to_a_documents_parts_are_not_quantities():
     assert [f.raw for f in figures("See Table 2 and Section 3.1 on page 47 of the 10-K [11].")] == []
     assert [f.raw for f in figures("Revenue was 17,606 in 2022.")] == ["17,606", "2022"]
+
+
+def test_a_balance_sheet_date_names_its_year_and_an_early_date_the_fiscal_year_it_closes():
+    balance = ("| (in millions) | December 28, 2019 | December 29, 2018 |\n| --- | --- | --- |\n"
+               "| TOTAL ASSETS | 101,450 | 103,461 |")
+    assert other_periods("Total assets were $103,461 million.", balance, ["2019"]) == [("$103,461 million", "2018")]
+    assert other_periods("Total assets were $101,450 million.", balance, ["2019"]) == []
+    retail = ("| (in millions) | January 31, 2018 | January 31, 2017 |\n| --- | --- | --- |\n"
+              "| Total revenues | 500,343 | 485,873 |")
+    assert other_periods("Total revenues were $500,343 million.", retail, ["2017"]) == []  # closes fiscal 2017 too
+    assert other_periods("Total revenues were $485,873 million.", retail, ["2018"]) == [("$485,873 million", "2016")]
