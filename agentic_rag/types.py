@@ -64,6 +64,26 @@ class Budgets:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One tool call of the explore route: its id, the tool's name, and its arguments (a dict; the raw text of
+    arguments that did not parse as JSON)."""
+
+    id: str
+    name: str
+    args: object
+
+
+@dataclass(frozen=True)
+class ExploreTurn:
+    """One round of the explore route: the model's calls (none: it is done) and text, and, once the engine ran
+    them, one result per call (what the model reads next)."""
+
+    calls: tuple[ToolCall, ...] = ()
+    text: str = ""
+    results: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Analysis:
     """What the question asks. `standalone` is the question rewritten without references to the chat history."""
 

@@ -49,8 +49,21 @@ class StubRequest:
 
     @property
     def prompt(self) -> str:
-        texts = [p.get("text", "") for c in self.body.get("contents", []) for p in c.get("parts", [])]
+        """Every turn's text, and the tools' results (functionResponse outputs) as text."""
+        texts = [p.get("text", "") or json.dumps((p.get("functionResponse") or {}).get("response", ""))
+                 for c in self.body.get("contents", []) for p in c.get("parts", [])
+                 if "text" in p or "functionResponse" in p]
         return "\n".join(texts)
+
+    @property
+    def tools(self) -> list[str]:
+        """The names of the functions the request declares."""
+        return [f.get("name", "") for t in self.body.get("tools", []) for f in t.get("functionDeclarations", [])]
+
+    @property
+    def turns(self) -> int:
+        """How many model turns the conversation already holds (tool-calling rounds so far)."""
+        return sum(1 for c in self.body.get("contents", []) if c.get("role") == "model")
 
     @property
     def wants_json(self) -> bool:
@@ -64,7 +77,8 @@ class StubReply:
     finish: the last chunk's finishReason ("STOP", "MAX_TOKENS", "RECITATION", "SAFETY", ...);
     safety: the harm categories whose rating says blocked; block: promptFeedback.blockReason (no candidates);
     thoughts: thinking tokens reported beside the text's; headers: extra HTTP headers (e.g. Retry-After);
-    retry_delay: RetryInfo.retryDelay in the error details ("7s"); chunk_delay: seconds between streamed chunks.
+    retry_delay: RetryInfo.retryDelay in the error details ("7s"); chunk_delay: seconds between streamed chunks;
+    calls: function calls the reply makes, (name, args) pairs (several: parallel calls), as Gemini sends them.
     """
 
     text: str = ""
@@ -81,6 +95,7 @@ class StubReply:
     headers: tuple[tuple[str, str], ...] = ()
     retry_delay: str = ""
     chunk_delay: float = 0.0
+    calls: tuple[tuple[str, object], ...] = ()
 
 
 Responder = Callable[[StubRequest], "StubReply | str"]
@@ -144,7 +159,9 @@ def _response_json(reply: StubReply, text: str, prompt_tokens: int, output_token
         return {"promptFeedback": {"blockReason": reply.block}, "usageMetadata": usage, "modelVersion": "stub"}
     if reply.empty:
         return {"candidates": [], "usageMetadata": usage}
-    candidate = {"content": {"role": "model", "parts": [{"text": text}] if text else []}, "index": 0}
+    parts = [{"text": text}] if text else []
+    parts += [{"functionCall": {"name": name, "args": args}} for name, args in reply.calls] if final else []
+    candidate = {"content": {"role": "model", "parts": parts}, "index": 0}
     if final:
         candidate["finishReason"] = reply.finish
         if reply.safety:

@@ -57,6 +57,16 @@ class OpenAIRequest:
     def roles(self) -> list[str]:
         return [m.get("role") for m in self.body.get("messages", [])]
 
+    @property
+    def tools(self) -> list[str]:
+        """The names of the functions the request declares."""
+        return [(t.get("function") or {}).get("name", "") for t in self.body.get("tools", [])]
+
+    @property
+    def turns(self) -> int:
+        """How many assistant turns the conversation already holds (tool-calling rounds so far)."""
+        return sum(1 for m in self.body.get("messages", []) if m.get("role") == "assistant")
+
 
 def _text(message: dict) -> str:
     content = message.get("content") or ""
@@ -85,6 +95,7 @@ class OpenAIReply:
     headers: tuple[tuple[str, str], ...] = ()
     chunk_delay: float = 0.0
     usage: bool = True
+    calls: tuple[tuple[str, object], ...] = ()  # tool calls: (name, arguments); a str is sent as written (malformed)
 
 
 Responder = Callable[[OpenAIRequest], "OpenAIReply | str"]
@@ -206,9 +217,14 @@ class _Handler(BaseHTTPRequestHandler):
         if not request.stream:
             if self.stub.tokens_per_second:
                 time.sleep(tout / self.stub.tokens_per_second)
+            message = {"role": "assistant", "content": reply.text}
+            if reply.calls:
+                message["tool_calls"] = [{"id": f"call_{i}", "type": "function", "function": {
+                    "name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+                    for i, (name, args) in enumerate(reply.calls)]
             data = {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()), "model": model,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text},
-                                 "finish_reason": reply.finish}]}
+                    "choices": [{"index": 0, "message": message,
+                                 "finish_reason": "tool_calls" if reply.calls else reply.finish}]}
             if reply.usage:
                 data["usage"] = usage
             return self._send(200, json.dumps(data).encode(), reply.headers)

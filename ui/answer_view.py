@@ -195,6 +195,37 @@ def computation_markdown(answer) -> str:
     return "\n\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:]) + "".join(f"\n\n{n}" for n in notes)
 
 
+def reading_markdown(answer) -> str:
+    """What a whole-document, section or list question read (the coverage line and the sections), and the
+    explore route's rounds: each tool call, what it returned and the budget left after the round. '' when
+    neither ran."""
+    details = next((t.get("details") or {} for t in answer.trace if t.get("step") == "retrieve"), {})
+    lines = []
+    reading = details.get("reading")
+    if reading:
+        lines.append(f"**Read:** {ui.md_text(reading.get('coverage', ''))}")
+        if reading.get("groups", 1) > 1:
+            lines.append(f"Up to {reading['groups']} answer calls of about {reading.get('per_call', 0):,} tokens "
+                         "each, then one to merge them.")
+    explored = details.get("explore")
+    if explored:
+        lines.append(f"**Explored with tools** ({ui.md_text(explored.get('note', ''))}):")
+        for step in explored.get("steps", ()):
+            left = step.get("left", {})
+            calls = "; ".join(f"`{c['tool']}({ui.md_text(_args(c['args']))})`" + (
+                f" — {ui.md_text(c['error'])}" if c.get("error") else f" — {c.get('passages', 0)} passages")
+                for c in step.get("calls", ()))
+            lines.append(f"- round {step['round']}: {calls} · left: {left.get('rounds', 0)} rounds, "
+                         f"{left.get('tool_calls', 0)} tool calls, {left.get('tokens', 0):,} tokens")
+    return "\n\n".join(lines)
+
+
+def _args(args) -> str:
+    if isinstance(args, dict):
+        return ", ".join(f"{k}={str(v)[:60]!r}" for k, v in args.items())
+    return str(args)[:80]
+
+
 def claims_markdown(answer) -> str:
     """One line per verified claim of an AnswerResult, with a coloured verdict badge, then the computed
     confidence."""

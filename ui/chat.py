@@ -199,6 +199,10 @@ def reasoning_tab(answer) -> None:
     st.markdown(av.analysis_markdown(answer))
     st.markdown("##### Sub-questions and retrieval")
     st.markdown(av.retrieval_markdown(answer))
+    read = av.reading_markdown(answer)
+    if read:
+        st.markdown("##### What was read")
+        st.markdown(read)
     computed = av.computation_markdown(answer)
     if computed:
         st.markdown("##### Calculation")

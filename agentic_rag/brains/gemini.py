@@ -98,6 +98,9 @@ class GeminiBrain(ModelBrain):
     mode: ClassVar[str] = "gemini"
     source: ClassVar[str] = "gemini"
 
+    def _provider(self):
+        return GeminiProvider(self.model)
+
     def _call(self, kind: str, messages, *, deadline: float, schema=None, on_token=None):
         """One step's request under the transport policy; JSON steps are parsed into `schema`."""
         options = {"max_output_tokens": MAX_OUTPUT_TOKENS[kind]}

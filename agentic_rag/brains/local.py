@@ -97,6 +97,9 @@ class LocalBrain(ModelBrain):
         """'Local · llama3.2 @ 127.0.0.1:11434'."""
         return f"Local · {self.model} @ {host_of(self.base_url)}"
 
+    def _provider(self):
+        return LocalProvider(self.model, self.base_url)
+
     def _call(self, kind: str, messages, *, deadline: float, schema=None, on_token=None):
         """One step's request under the transport policy; JSON steps are parsed into `schema`."""
         limit = MAX_OUTPUT_TOKENS[kind]

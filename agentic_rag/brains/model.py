@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Sequence
 
 from agentic_rag.brains.prompts import (
+    EXPLORE_SYSTEM,
     PlanOut,
     TableSqlOut,
     VerifyOut,
@@ -23,6 +25,7 @@ from agentic_rag.brains.prompts import (
     tables_messages,
     verify_messages,
 )
+from agentic_rag.brains.transport import content_text, scrub
 from agentic_rag.checks.claims import ClaimDraft
 from agentic_rag.context import render_coverage
 from agentic_rag.language.question_rules import classify, decompose, negation_target
@@ -31,11 +34,14 @@ from agentic_rag.types import (
     NOT_FOUND_MARK,
     QUESTION_TYPES,
     Analysis,
+    BrainError,
     BrainReply,
     ContextBlock,
     Coverage,
     Draft,
+    ExploreTurn,
     Plan,
+    ToolCall,
     Verdict,
 )
 
@@ -86,6 +92,39 @@ class ModelBrain:
         """One read-only query over the described tables ('' when they cannot answer), from one structured call."""
         r = self._call("tables", tables_messages(question, schemas), deadline=deadline, schema=TableSqlOut)
         return BrainReply(r.value.sql.strip(), r.calls, r.input_tokens, r.output_tokens)
+
+    def explore(self, question: str, tools: Sequence[dict], turns: Sequence[ExploreTurn], *,
+                deadline: float) -> BrainReply:
+        """One round of the explore route: the model, given the tools and the rounds so far (its calls and their
+        results), calls tools or stops (an ExploreTurn with no calls). One request, no retry: a failure ends the
+        exploration (BrainError), and the engine answers from what it has."""
+        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+        messages: list = [SystemMessage(EXPLORE_SYSTEM), HumanMessage(f"Question: {question}")]
+        for turn in turns:
+            messages.append(AIMessage(content=turn.text, tool_calls=[
+                {"name": c.name, "args": c.args if isinstance(c.args, dict) else {}, "id": c.id, "type": "tool_call"}
+                for c in turn.calls]))
+            messages += [ToolMessage(content=r, tool_call_id=c.id, name=c.name)
+                         for c, r in zip(turn.calls, turn.results, strict=True)]
+        provider = self._provider()
+        timeout = max(1.0, min(self.timeout, deadline - time.monotonic()))
+        try:
+            bound = self.llm.bind_tools(list(tools))
+        except NotImplementedError as exc:  # a chat model class without tool calling: nothing was sent
+            raise BrainError("this chat model cannot call tools", calls=0) from exc
+        try:
+            message = bound.invoke(messages, timeout=timeout)
+        except provider.errors() as exc:
+            raise BrainError(scrub(f"{provider.name} {provider.describe(exc, timeout)}", self.secrets),
+                             calls=1) from exc
+        usage = message.usage_metadata or {}
+        calls = tuple(ToolCall(str(c.get("id") or f"call_{i}"), str(c.get("name", "")), c.get("args"))
+                      for i, c in enumerate(message.tool_calls or ()))
+        calls += tuple(ToolCall(str(c.get("id") or f"bad_{i}"), str(c.get("name") or ""), str(c.get("args") or ""))
+                       for i, c in enumerate(getattr(message, "invalid_tool_calls", None) or ()))
+        turn = ExploreTurn(calls, content_text(message.content))
+        return BrainReply(turn, 1, usage.get("input_tokens", 0), usage.get("output_tokens", 0))
 
     def verify(self, drafts: Sequence[ClaimDraft], blocks: Sequence[ContextBlock], *, question: str,
                deadline: float) -> BrainReply:

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 from advanced_retrieval import Filters, Hit
 from advanced_retrieval.library.outline import build_outline
+from agentic_rag.brains.model import ModelBrain
 from agentic_rag.brains.prompts import ANSWER_SYSTEM
 from agentic_rag.context import check_document
+from agentic_rag.explore import MAX_ROUNDS, Exploration, Library, explore
 from agentic_rag.language.quotes import Ask
 from agentic_rag.language.text import estimate_tokens
 from agentic_rag.scope import (
@@ -26,7 +28,7 @@ from agentic_rag.scope import (
     target_document,
 )
 from agentic_rag.state import AgentState, Run
-from agentic_rag.steps.run import StepOut, Thought, consult, traced
+from agentic_rag.steps.run import StepOut, Thought, consult, limited_brain, traced
 from agentic_rag.tables.compute import compute
 from agentic_rag.tables.plan import TableAsk
 from agentic_rag.types import MODEL_MODES, Coverage
@@ -62,11 +64,18 @@ def retrieve(state: AgentState, run: Run) -> dict:
         if not queries:
             return StepOut({"new_hits": 0}, "nothing to search for: the round only corrects the answer")
         rnd = retrieve_round(run.retriever, state, queries, k, check_documents=not loops)
+        explored = _explore(state, run, rnd) if not loops and _explores(state, run, rnd) else None
+        if explored is not None and explored.hits:
+            label = f"{EXPLORED} {len(explored.hits)} passages the model read"
+            rnd = Round({**rnd.updates, "sub_hits": ((label, tuple(explored.hits)), *rnd.updates["sub_hits"])},
+                        rnd.summary, rnd.details, rnd.warnings)
         if not loops and state["analysis"].scope != "passage":
-            return _with_reading(state, run, rnd)
-        if loops or run.tables is None or not (asks_figures(state["analysis"]) or _tabular(rnd)):
-            return StepOut(rnd.updates, rnd.summary, rnd.details, warnings=rnd.warnings)
-        return _with_computation(state, run, rnd)
+            out = _with_reading(state, run, rnd)
+        elif loops or run.tables is None or not (asks_figures(state["analysis"]) or _tabular(rnd)):
+            out = StepOut(rnd.updates, rnd.summary, rnd.details, warnings=rnd.warnings)
+        else:
+            out = _with_computation(state, run, rnd)
+        return out if explored is None else _with_exploration(out, explored, state["mode"])
 
     return traced("retrieve", run, received, body)
 
@@ -75,6 +84,46 @@ def asks_figures(analysis) -> bool:
     """Whether a question asks for a figure a table may hold: a number, a comparison, an aggregate, a ranking."""
     return analysis.question_type in ("numeric", "comparison") or TableAsk.of(analysis.standalone).op != "lookup" \
         or Ask.of(analysis.standalone).wants_number
+
+
+EXPLORED = "explore:"  # the label of the passages the explore route read, in sub_hits
+THIN = 0.3  # below this best cosine the first retrieval came back thin: the explore route looks further
+
+
+def _explores(state: AgentState, run: Run, rnd: Round) -> bool:
+    """Whether the explore route runs: a model that calls tools, a question that spans a document (every item
+    of a kind) or a first retrieval that came back thin, and calls left for it besides the answer and its check."""
+    if state.get("mode") not in MODEL_MODES or not isinstance(run.brain, ModelBrain) or _rounds_left(state, run) < 1:
+        return False
+    hits = [h for _, found in rnd.updates["sub_hits"] for h in found]
+    best = max((h.vector_score or 0.0 for h in hits), default=0.0)
+    return state["analysis"].scope == "list" or best < THIN
+
+
+def _rounds_left(state: AgentState, run: Run) -> int:
+    used = sum(t["llm_calls"] for t in state.get("trace", ()))
+    return min(MAX_ROUNDS, run.budgets.llm_calls - used - 2)  # the answer and its check
+
+
+def _explore(state: AgentState, run: Run, rnd: Round) -> Exploration:
+    """The explore route (agentic_rag.explore): the model's tool calls, each round reported as it is spent."""
+    question = state["analysis"].standalone
+    library = Library(run.retriever, run.outlines, run.tables)
+
+    def think(tools, turns):
+        return limited_brain(run, state).explore(question, tools, turns, deadline=run.deadline)
+
+    return explore(question, think, library, max_rounds=_rounds_left(state, run),
+                   on_round=lambda step: run.emit("retrieve", {"step": "retrieve", "status": "exploring",
+                                                               "round": step}))
+
+
+def _with_exploration(out: StepOut, explored: Exploration, mode: str) -> StepOut:
+    """The step's result with the exploration's rounds, cost and note added."""
+    details = {**out.details, "explore": {"steps": explored.steps, "note": explored.note}}
+    return StepOut(out.updates, f"{out.summary}; {explored.summary()}", details, out.calls + explored.calls,
+                   out.input_tokens + explored.input_tokens, out.output_tokens + explored.output_tokens,
+                   out.warnings + tuple(explored.warnings), mode)
 
 
 def _tabular(rnd: Round) -> bool:
@@ -154,7 +203,8 @@ def _with_reading(state: AgentState, run: Run, rnd: Round) -> StepOut:
         return StepOut(rnd.updates, f"{rnd.summary}; the document has no passages to read", rnd.details,
                        warnings=rnd.warnings)
     said = {**reading.to_dict(), "groups": groups, "per_call": budget // groups}
-    updates = {**rnd.updates, "sub_hits": ((f"{reading.kind}: {reading.file_name}", reading.hits),),
+    explored = tuple(e for e in rnd.updates["sub_hits"] if e[0].startswith(EXPLORED))  # the model's own reads
+    updates = {**rnd.updates, "sub_hits": (*explored, (f"{reading.kind}: {reading.file_name}", reading.hits)),
                "reading": said, "new_hits": len(reading.hits)}
     details = {**rnd.details, "reading": said, "outline_source": outline.source}
     return StepOut(updates, f"{rnd.summary}; {reading.coverage}", details, warnings=rnd.warnings)

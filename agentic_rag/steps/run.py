@@ -74,7 +74,7 @@ def think(step: str, state: AgentState, run: Run, call: Callable[[object, float]
             warnings.append(f"{blocked}: {step} done {OFFLINE_LABEL}, answering with what was found so far.")
         else:
             try:
-                reply = call(_limited(run, state), min(run.deadline, time.monotonic() + run.budgets.retry_seconds))
+                reply = call(limited_brain(run, state), min(run.deadline, time.monotonic() + run.budgets.retry_seconds))
                 return Thought(reply, state["mode"], (), reply.calls, reply.input_tokens, reply.output_tokens)
             except BrainError as exc:
                 if keep_on_failure:
@@ -103,7 +103,7 @@ def consult(step: str, state: AgentState, run: Run, call: Callable[[object, floa
     if blocked:
         return Thought(BrainReply(None), OFFLINE_LABEL, (f"{blocked}: {instead}.",))
     try:
-        reply = call(_limited(run, state), min(run.deadline, time.monotonic() + run.budgets.retry_seconds))
+        reply = call(limited_brain(run, state), min(run.deadline, time.monotonic() + run.budgets.retry_seconds))
     except BrainError as exc:
         return Thought(BrainReply(None), "failed", (f"{exc.reason}; {instead}.",), exc.calls, exc.input_tokens,
                        exc.output_tokens)
@@ -119,7 +119,7 @@ def _budget_block(state: AgentState, run: Run) -> str:
     return ""
 
 
-def _limited(run: Run, state: AgentState):
+def limited_brain(run: Run, state: AgentState):
     """The Gemini brain with no more retries than the call budget has room for."""
     left = run.budgets.llm_calls - sum(t["llm_calls"] for t in state.get("trace", []))
     if not isinstance(run.brain, ModelBrain):

@@ -164,3 +164,23 @@ def test_the_calculation_shows_the_query_its_result_and_the_cells_read():
     assert av.computation_markdown(AnswerResult("x", "gemini", trace=(
         {"step": "retrieve", "details": {"computed": failed}},))).startswith("_No calculation from the tables:")
     assert av.computation_markdown(AnswerResult("x", "offline")) == ""
+
+
+def test_the_reasoning_says_what_a_whole_document_question_read_and_how_the_model_explored():
+    from types import SimpleNamespace
+
+    from ui.answer_view import reading_markdown
+
+    trace = [{"step": "retrieve", "details": {
+        "reading": {"coverage": "Read the opening passages of 9 of 10 sections of paper.pdf; not read: References.",
+                    "groups": 1},
+        "explore": {"note": "the model had read enough", "steps": [
+            {"round": 1, "calls": [{"tool": "search", "args": {"query": "datasets"}, "error": "", "passages": 5},
+                                   {"tool": "read", "args": {"document": "x.pdf"}, "error": "no document 'x.pdf'",
+                                    "passages": 0}],
+             "left": {"rounds": 3, "tool_calls": 10, "tokens": 4200}}]}}}]
+    shown = reading_markdown(SimpleNamespace(trace=trace))
+    assert "**Read:** Read the opening passages of 9 of 10 sections" in shown
+    assert "`search(query='datasets')` — 5 passages" in shown and "no document 'x.pdf'" in shown
+    assert "left: 3 rounds, 10 tool calls, 4,200 tokens" in shown
+    assert reading_markdown(SimpleNamespace(trace=[])) == ""

@@ -128,7 +128,9 @@ def test_a_refusal_in_another_language_claims_nothing(corpus, chunks):
     assert result.answer.startswith("No pude encontrar esto en los documentos.")
     assert not any("[[" in t or "]]" in t for t in tokens) and "[[NOT FOUND]]" not in result.answer
     assert result.claims == ()  # what confidence a refusal gets is the engine's (tests/agentic_rag/test_graph.py)
-    assert result.usage.llm_calls == 2  # plan and answer: a refusal has nothing to verify
+    # plan, one round of the explore route (the first retrieval was thin: the model looked and stopped) and the
+    # answer; a refusal has nothing to verify
+    assert result.usage.llm_calls == 3 and sum(bool(r.tools) for r in server.requests) == 1
 
 
 def test_a_complex_question_stays_within_five_calls(stub, corpus):

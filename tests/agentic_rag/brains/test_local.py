@@ -189,7 +189,7 @@ def test_a_refusal_claims_nothing(corpus):
         tokens = []
         result = agent_for(stub.base_url, corpus).ask("Who founded Acme?", on_token=tokens.append)
     assert result.mode == MODEL_MODE and result.claims == () and "[[" not in "".join(tokens)
-    assert result.usage.llm_calls == 2
+    assert result.usage.llm_calls == 3 and sum(bool(r.tools) for r in stub.requests) == 1  # plan, explore, answer
 
 
 def test_a_server_that_sends_no_usage_still_counts_calls(corpus):
