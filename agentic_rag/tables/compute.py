@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
+from agentic_rag.language.concepts import query_concepts
 from agentic_rag.seams import TableSource
 from agentic_rag.tables.plan import TableQuery, plans
 from document_processor import Chunk, Location
@@ -27,9 +28,12 @@ MAX_TABLES = 6  # tables described to a model or given distinct values for the r
 SAMPLE_ROWS = 6  # rows of each table a model sees beside its columns
 MAX_DISTINCT = 500  # distinct values of a text column read for filters
 MAX_SHOWN_ROWS = 10
-MAX_TRIES = 3  # the rules' queries tried in turn while they find nothing  # result rows written into the passage
+MAX_TRIES = 3
+VALUE_PRIOR = 0.5  # how strongly a sheet holding a name the question gives is a candidate (as a second-ranked hit)
+MAX_NAMES = 4  # names of a question looked for in the sheets' cells
+MAX_SCANNED = 60  # sheets scanned for them  # the rules' queries tried in turn while they find nothing  # result rows written into the passage
 COMPUTED = "computed:"
-_ISO_DATE = re.compile(r"^(?:19|20)\d\d-\d\d")  # the id prefix of a computed passage's chunk
+_ISO_DATE = re.compile(r"^(?:1[6-9]|20)\d\d-\d\d")  # the id prefix of a computed passage's chunk
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,11 @@ def is_computed(chunk: Chunk) -> bool:
     return chunk.id.startswith(COMPUTED)
 
 
-def candidate_tables(tables: TableSource, hits: Sequence[Hit]) -> tuple[list[TableInfo], dict[str, float]]:
+def candidate_tables(tables: TableSource, hits: Sequence[Hit],
+                     question: str = "") -> tuple[list[TableInfo], dict[str, float]]:
     """The tables of the best hits' documents, and how strongly retrieval points at each (a hit on its page,
-    sheet or slide, best rank first: 1.0, 0.5, 0.33, ...)."""
+    sheet or slide, best rank first: 1.0, 0.5, 0.33, ...); and the sheets holding a cell that is a name the
+    question gives (a row of a long sheet that was never indexed as text: "Avatar" in a 3,000-row CSV)."""
     docs = list(dict.fromkeys(h.chunk.doc_id for h in hits if not is_computed(h.chunk)))[:MAX_DOCUMENTS]
     found = tables.tables(docs) if docs else []
     prior: dict[str, float] = {}
@@ -67,14 +73,42 @@ def candidate_tables(tables: TableSource, hits: Sequence[Hit]) -> tuple[list[Tab
         for table in found:
             if table.doc_id == hit.chunk.doc_id and _same_place(table.location, hit.chunk.location):
                 prior[table.table_id] = max(prior.get(table.table_id, 0.0), 1.0 / rank)
+    for table in _holding(tables, _names(question), {t.table_id for t in found}):
+        found.append(table)
+        prior[table.table_id] = VALUE_PRIOR
     return found, prior
+
+
+def _names(question: str) -> list[str]:
+    """The names a question gives (capitalised words and runs, not numbers or months): cell values to look for."""
+    months = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+    return [c.text for c in query_concepts(question) if (c.specific or c.text[:1].isupper())
+            and not any(ch.isdigit() for ch in c.text) and c.text[:3].lower() not in months and len(c.text) > 1][:MAX_NAMES]
+
+
+def _holding(tables: TableSource, names: Sequence[str], known: set[str]) -> list[TableInfo]:
+    """The sheets (at most MAX_SCANNED, not already candidates) one of whose text cells is one of `names`."""
+    if not names:
+        return []
+    wanted = ", ".join("'" + n.lower().replace("'", "''") + "'" for n in names)
+    out = []
+    sheets = [t for t in tables.tables() if t.location.sheet is not None and t.table_id not in known]
+    for table in sheets[:MAX_SCANNED]:
+        text = [c for c in table.columns if not c.numeric]
+        if not text:
+            continue
+        where = " OR ".join(f'lower(trim(CAST("{c.sql}" AS VARCHAR))) IN ({wanted})' for c in text)
+        result = tables.query(f'SELECT 1 FROM "{table.physical}" WHERE {where} LIMIT 1', max_rows=1)
+        if result.ok and result.rows:
+            out.append(table)
+    return out
 
 
 def compute(question: str, hits: Sequence[Hit], tables: TableSource,
             write_sql: Callable[[str, str], str | None] | None = None) -> Computation | None:
     """Answer `question` from a table by one query (the model's, when `write_sql` is given and returns one,
     else the rules'); None when no table is a candidate."""
-    found, prior = candidate_tables(tables, hits)
+    found, prior = candidate_tables(tables, hits, question)
     if not found:
         return None
     ranked = sorted(found, key=lambda t: -prior.get(t.table_id, 0.0))[:MAX_TABLES * 3]
@@ -82,7 +116,8 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
         written = _model(question, ranked[:MAX_TABLES], tables, write_sql)
         if written is not None:
             return written
-    values = {t.table_id: _distinct(tables, t) for t in ranked[:MAX_TABLES]}
+    names = _names(question)
+    values = {t.table_id: _distinct(tables, t, names) for t in ranked[:MAX_TABLES]}
     found = plans(question, ranked, values, prior)[:MAX_TRIES]
     if not found:
         return Computation("", QueryResult(""), None, "", None, "rules",
@@ -249,19 +284,29 @@ def _location(table: TableInfo, query: TableQuery | None) -> Location:
     return where
 
 
-def _distinct(tables: TableSource, table: TableInfo) -> dict[int, list[str]]:
-    """The distinct values of each text column (none for a statement's label column: its rows are the labels)."""
+def _distinct(tables: TableSource, table: TableInfo, names: Sequence[str] = ()) -> dict[int, list[str]]:
+    """The distinct values of each text column (none for a statement's label column: its rows are the labels).
+    A column with more than MAX_DISTINCT values gives its first ones and, besides, any that is one of `names`
+    (the names the question gives, looked up: a title in a 3,000-row list)."""
     out: dict[int, list[str]] = {}
+    wanted = ", ".join("'" + n.lower().replace("'", "''") + "'" for n in names)
     for i, column in enumerate(table.columns):
         # A statement's first column names its rows (each once); dated or repeated values are data to filter on
         statement_labels = i == 0 and table.n_rows <= len(table.labels) and any(c.numeric for c in table.columns) \
             and not (table.labels and _ISO_DATE.match(table.labels[0])) and len(set(table.labels)) == len(table.labels)
         if column.numeric or statement_labels:
             continue
-        result = tables.query(f'SELECT DISTINCT "{column.sql}" FROM "{table.physical}" WHERE "{column.sql}" IS NOT '
-                              f"NULL AND \"{column.sql}\" <> '' LIMIT {MAX_DISTINCT}", max_rows=MAX_DISTINCT)
-        if result.ok:
-            out[i] = [str(r[0]) for r in result.rows]
+        name = f'"{column.sql}"'
+        result = tables.query(f'SELECT DISTINCT {name} FROM "{table.physical}" WHERE {name} IS NOT NULL AND {name} '
+                              f"<> '' LIMIT {MAX_DISTINCT + 1}", max_rows=MAX_DISTINCT + 1)
+        if not result.ok:
+            continue
+        cells = [str(r[0]) for r in result.rows[:MAX_DISTINCT]]
+        if len(result.rows) > MAX_DISTINCT and wanted:
+            found = tables.query(f'SELECT DISTINCT {name} FROM "{table.physical}" WHERE lower(trim(CAST({name} AS '
+                                 f"VARCHAR))) IN ({wanted}) LIMIT 10", max_rows=10)
+            cells += [str(r[0]) for r in found.rows if str(r[0]) not in cells] if found.ok else []
+        out[i] = cells
     return out
 
 

@@ -27,7 +27,8 @@ MIN_SCORE = 1.0
 COLUMN_WEIGHT = 0.3  # what each word of the question a column's header names adds to a query's score
 TOP_MAX = 10
 _OPS = (
-    ("change", re.compile(r"\b(?:grow(?:th|n)?|grew|increase[ds]?|decrease[ds]?|chang(?:e|ed|es)|rise|rose|risen|"
+    ("change", re.compile(r"\b(?:how (?:much|many) (?:more|less|fewer|higher|lower)\b|grow(?:th|n)?|grew|"
+                          r"increase[ds]?|decrease[ds]?|chang(?:e|ed|es)|rise|rose|risen|"
                           r"fall|fell|fallen|decline[ds]?|drop(?:ped)?|difference|differ|compared? (?:to|with)|"
                           r"versus|vs\.?|year[- ]over[- ]year|yoy)\b", re.I)),
     ("ratio", re.compile(r"\b(?:ratio|as a (?:percentage|share|proportion) of|share of|proportion of|percent(?:age)? "
@@ -49,7 +50,7 @@ _BETWEEN = re.compile(r"\bfrom\b.+\bto\b|\bbetween\b.+\band\b|\bcompar|\bversus\
 _MORE = re.compile(r"\bhow (?:many|much) (?:more|less|fewer)\b", re.I)
 _TOP_N = re.compile(r"\btop\s+(\d{1,2}|three|five|ten)\b", re.I)
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
-_DATE = re.compile(r"^(?:19|20)\d\d-\d\d(?:-\d\d)?")
+_DATE = re.compile(r"^(?:1[6-9]|20)\d\d-\d\d(?:-\d\d)?")
 _TOTAL_ROW = re.compile(r"\b(?:total|subtotal|sum|all)\b", re.I)
 _WORDS = {"three": 3, "five": 5, "ten": 10}
 _GENERIC = frozenset(forms_of("total net other value amount number item label column row table year years fiscal "
@@ -208,7 +209,7 @@ def _cell_query(ask: TableAsk, table: TableInfo) -> TableQuery | None:
         if len(period) < 2:
             period = _two_periods(ask, table) or period
         if len(period) >= 2:
-            return _change(table, row, period[:2], match)
+            return _change(table, row, period[:2], match, _THAN.search(ask.text) is not None)
     column = period[0] if period else _named_column(ask, table)
     if column is None:
         return None
@@ -250,8 +251,16 @@ def _mentioned_at(text: str, label: str) -> int:
     return min((s for s in spots if s >= 0), default=len(text))
 
 
-def _change(table: TableInfo, row: int, columns: list[int], match: float) -> TableQuery:
-    new, old = sorted(columns, key=lambda i: _year_of(table.columns[i].name), reverse=True)
+_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
+
+
+def _change(table: TableInfo, row: int, columns: list[int], match: float, than: bool = False) -> TableQuery:
+    """From one period to another of a row: the earlier year to the later; without years, "more in Q3 than in
+    Q2" runs from the second named to the first, "from January to December" from the first to the second."""
+    if all(_year_of(table.columns[i].name) for i in columns):
+        new, old = sorted(columns, key=lambda i: _year_of(table.columns[i].name), reverse=True)
+    else:
+        new, old = (columns[0], columns[1]) if than else (columns[1], columns[0])
     a, b = _q(table.columns[new].sql), _q(table.columns[old].sql)
     sql = (f'SELECT {_q(table.columns[0].sql)} AS label, {b} AS "from", {a} AS "to", {a} - {b} AS difference, '
            f'round(({a} - {b}) / abs({b}) * 100, 2) AS percent_change FROM {_q(table.physical)} WHERE "_row" = {row}')
@@ -277,21 +286,47 @@ def _matching_rows(ask: TableAsk, table: TableInfo) -> list[tuple[int, float]]:
         score += 0.01 * len(words & ask.forms) if score else 0.0  # "Total Assets" over "ASSETS" for "total assets"
         if score and (words not in found or found[words][1] < score):
             found.setdefault(words, (i, score))
+    if not found and ask.op in ("lookup", "change", "ratio") and _TOTAL_ROW.search(ask.text):
+        # "how much higher were total company sales in December than in January": the table's own total row
+        totals = [i for i, label in enumerate(table.labels, start=1) if _TOTAL_ROW.fullmatch(label.strip().rstrip(":"))]
+        return [(totals[0], 0.7)] if len(totals) == 1 else []
     return sorted(found.values(), key=lambda x: -x[1])
 
 
 def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
-    """The numeric columns of the years the question names (none named: []); None when a named year has no
-    column, or two columns of the same year (the table's header is ambiguous)."""
-    if not ask.years:
+    """The numeric columns of the periods the question names, in its order: years, months ("March" is the
+    column "Mar"), quarters ("Q3"); none named: []. None when a named period has no column, or two (the
+    table's header is ambiguous)."""
+    asked = periods_of(ask.text)
+    if not asked:
         return []
     out = []
-    for year in ask.years:
-        columns = [i for i, c in enumerate(table.columns) if i and c.numeric and year in _YEAR.findall(c.name)]
+    for period in asked:
+        columns = [i for i, c in enumerate(table.columns) if i and c.numeric and period in periods_of(c.name)]
         if len(columns) != 1:
             return None
         out.append(columns[0])
     return out
+
+
+_MONTH_WORD = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+                         r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?", re.IGNORECASE)
+_QUARTER = re.compile(r"\b(?:q([1-4])|([1-4])q|(first|second|third|fourth) quarter)\b", re.IGNORECASE)
+_ORDINAL_Q = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
+
+
+def periods_of(text: str) -> tuple[str, ...]:
+    """The periods a question or a header names, in order: years ('2022'), months ('m03' for March or Mar),
+    quarters ('q3' for Q3, 3Q, third quarter). "may" is a month only before a number ("May 2023", "May 5")."""
+    found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _YEAR.finditer(text)]
+    for m in _MONTH_WORD.finditer(text):
+        word = m.group(1).lower()
+        if word == "may" and not re.match(r"\s*\d", text[m.end():]):
+            continue
+        found.append((m.start(), f"m{_MONTHS[word[:3]]:02d}"))
+    for m in _QUARTER.finditer(text):
+        found.append((m.start(), "q" + (m.group(1) or m.group(2) or _ORDINAL_Q[m.group(3).lower()])))
+    return tuple(dict.fromkeys(p for _, p in sorted(found)))
 
 
 def _compare_rows(table: TableInfo, rows: list[int], column: int, match: float) -> TableQuery:
@@ -331,6 +366,8 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     filters, used = _filters(ask, table, values)
     compared = _comparisons(ask)
     column = _target_column(ask, table, used, compared=bool(compared))
+    if column is None and compared:  # "older than 40": the comparison names its column
+        column = _implied_column(ask, table, used)
     if compared and column is None:
         return None  # "below 3000": of which column the question does not say
     if compared:
@@ -340,7 +377,8 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     if ask.op == "count":
         counted = next((c for c in ask.concepts if c.focus and not c.specific), None)
         names = forms_of(f"{table.name} {table.title} {_stem_words(table.file_name)}")
-        if counted is None or not counted.met(names) or _MORE.search(ask.text):
+        data_rows = table.location.sheet is not None and bool(filters)  # a data file's rows, selected by name
+        if counted is None or not (counted.met(names) or data_rows) or _MORE.search(ask.text):
             return None  # what is counted is not what the table's rows are ("how many more ...": a value)
         sql = f'SELECT count(*) AS "count" FROM {source}{where}'
         return TableQuery(table, sql, "count", f"rows of {table.name}" + _said(filters), (0,), (), where, 0.8 +
@@ -419,12 +457,18 @@ def _filters(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]
     """WHERE conditions for the values the question names in text columns, the numbers it ties to a column by
     name ("4 cylinders"), and (`dates`) the one date it names in a date or year column ("in July 2010")."""
     conditions, used = [], set()
+    chosen: dict[str, tuple[int, int]] = {}  # a value named once: the column that names rows most finely
     for i, cells in values.items():
         named = [v for v in cells if _names_value(ask, v)]
         if named:
             best = max(named, key=len)
-            conditions.append(f"{_q(table.columns[i].sql)} = {_literal(best)}")
-            used.add(i)
+            key = best.casefold()
+            if key not in chosen or len(cells) > chosen[key][1]:
+                chosen[key] = (i, len(cells))
+    for key, (i, _) in sorted(chosen.items(), key=lambda kv: kv[1][0]):
+        best = max((v for v in values[i] if v.casefold() == key), key=len)
+        conditions.append(f"{_q(table.columns[i].sql)} = {_literal(best)}")
+        used.add(i)
     for column, condition in _number_filters(ask, table, used):
         conditions.append(condition)
         used.add(column)
@@ -438,9 +482,9 @@ def _filters(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]
 
 
 def _has_periods(table: TableInfo) -> bool:
-    """Whether the table's figures are in period columns ("2022", "Net Revenue 2021"): a statement, whose rows
-    are line items, not a data table whose rows are dated."""
-    return any(c.numeric and _YEAR.search(c.name) for c in table.columns[1:])
+    """Whether the table's figures are in period columns ("2022", "Net Revenue 2021", "Mar", "Q3"): a statement
+    or a report by period, whose rows are line items, not a data table whose rows are dated."""
+    return any(c.numeric and periods_of(c.name) for c in table.columns[1:])
 
 
 def _names_value(ask: TableAsk, value: str) -> bool:
@@ -454,8 +498,9 @@ def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared:
     """The numeric column the question names, not one of its filters (the table's only measure when it names
     none, except for a plain count, which needs no column)."""
     numeric = [i for i, c in enumerate(table.columns) if c.numeric and i not in used]
-    if ask.years:  # "operating profit in 2022": the columns of that year, when the table has them
-        dated = [i for i in numeric if set(ask.years) & set(_YEAR.findall(table.columns[i].name))]
+    asked = periods_of(ask.text)
+    if asked:  # "operating profit in 2022": the columns of that period, when the table has them
+        dated = [i for i in numeric if set(asked) & set(periods_of(table.columns[i].name))]
         numeric = dated or numeric
     scored = [(len(meets(ask.forms, name_forms(table.columns[i].name) - _GENERIC)), i) for i in numeric]
     scored = [(s, i) for s, i in scored if s]
@@ -468,6 +513,22 @@ def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared:
     top = max(s for s, _ in scored)
     best = [i for s, i in scored if s == top]
     return best[0] if len(best) == 1 else None
+
+
+_IMPLIED = {"older than": "age", "younger than": "age", "cheaper than": "price", "more expensive than": "price",
+            "longer than": "length", "shorter than": "length", "heavier than": "weight", "lighter than": "weight"}
+
+
+def _implied_column(ask: TableAsk, table: TableInfo, used: set[int]) -> int | None:
+    """The numeric column a comparison word implies ("older than" an age column)."""
+    for m in _COMPARE.finditer(ask.text):
+        word = _IMPLIED.get(m.group("op").lower())
+        if word:
+            named = [i for i, c in enumerate(table.columns) if c.numeric and i not in used
+                     and meets(forms_of(word), name_forms(c.name))]
+            if len(named) == 1:
+                return named[0]
+    return None
 
 
 def _column_match(ask: TableAsk, table: TableInfo, column: int) -> int:
@@ -527,8 +588,9 @@ _MONTH = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|
          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _POINT = re.compile(
     r"(?P<iso>(?:19|20)\d\d-\d\d(?:-\d\d)?)"
-    rf"|\b{_MONTH}\s+(?:(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+)?(?P<year>(?:19|20)\d\d)\b"
-    rf"|\b(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH.replace('month', 'month2')}\s+(?P<year2>(?:19|20)\d\d)\b"
+    rf"|\b{_MONTH}\s+(?:(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+)?(?P<year>(?:1[6-9]|20)\d\d)\b"
+    rf"|\b(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH.replace('month', 'month2')}\s+"
+    rf"(?P<year2>(?:1[6-9]|20)\d\d)\b"
     r"|(?<![\d-])(?P<bare>(?:19|20)\d\d)(?![\d-])", re.IGNORECASE)
 
 
@@ -557,6 +619,9 @@ def _time_column(table: TableInfo, values: Mapping[int, Sequence[str]]) -> tuple
     for i, c in enumerate(table.columns):
         if c.numeric and forms_of(identifier_text(c.name)) & forms_of("year"):
             return i, "year"
+    for i, cells in values.items():  # years written as text ("1955", "1960"): the first column of a data table
+        if cells and all(_YEAR.fullmatch(c.strip()) for c in cells[:20]):
+            return i, "year text"
     return None
 
 
@@ -566,6 +631,8 @@ def _at(table: TableInfo, time: tuple[int, str], point: str) -> str | None:
     name = _q(table.columns[column].sql)
     if kind == "number":
         return f"{name} = {point}"
+    if kind == "year text":
+        return f"{name} = {_literal(point)}" if len(point) == 4 else None
     if kind == "date":
         return f"{name} LIKE {_literal(point + '%')}"
     return f"{name} = {point}" if len(point) == 4 else None
@@ -576,12 +643,14 @@ def _at(table: TableInfo, time: tuple[int, str], point: str) -> str | None:
 _NUMBER_WORD = r"(?P<n>\d[\d,]*(?:\.\d+)?)"
 _BEFORE = re.compile(_NUMBER_WORD + r"[- ](?P<word>[A-Za-z][A-Za-z_]{2,})")
 _AFTER = re.compile(r"(?P<word>[A-Za-z][A-Za-z_]{2,})\s*(?:=|of|no\.?|number|#)?\s*" + _NUMBER_WORD + r"\b")
-_COMPARE = re.compile(r"\b(?P<op>below|under|less than|lower than|fewer than|smaller than|above|over|more than|"
-                      r"greater than|higher than|exceeding|at least|at most|no more than|no less than)\s+\$?"
+_COMPARE = re.compile(r"\b(?P<op>below|under|less than|lower than|fewer than|smaller than|younger than|above|over|"
+                      r"more than|greater than|higher than|older than|exceeding|exceeded|beat|beats|topped|at least|"
+                      r"at most|no more than|no less than)\s+\$?"
                       + _NUMBER_WORD, re.IGNORECASE)
 _SQL_COMPARE = {"below": "<", "under": "<", "less than": "<", "lower than": "<", "fewer than": "<",
                 "smaller than": "<", "above": ">", "over": ">", "more than": ">", "greater than": ">",
                 "higher than": ">", "exceeding": ">", "at least": ">=", "no less than": ">=", "at most": "<=",
+                "younger than": "<", "older than": ">", "exceeded": ">", "beat": ">", "beats": ">", "topped": ">",
                 "no more than": "<="}
 
 
