@@ -424,13 +424,16 @@ _CITED_RANGE = re.compile(r"(?:(?P<sheet>[^!;]+)!)?(?P<cells>[A-Z]{1,3}\d+(?::[A
 
 
 def cell_ranges(cells: str) -> list[tuple[str | None, str]]:
-    """(sheet, range) for each sheet range a computed passage names ("FAM!C2; FAM!C39" -> [("FAM", "C2"),
-    ("FAM", "C39")]); a PDF table's "row 13, column ..." names none."""
+    """(sheet, range) for each sheet range a computed passage names, widened to start at column A so the rows'
+    labels show beside the cells read ("FAM!C2; FAM!C39" -> [("FAM", "A2:C2"), ("FAM", "A39:C39")]); a PDF
+    table's "row 13, column ..." names none."""
     out = []
     for part in cells.split(";"):
         m = _CITED_RANGE.fullmatch(part.strip())
         if m:
-            out.append((m.group("sheet"), m.group("cells")))
+            first, _, last = m.group("cells").partition(":")
+            last = last or first
+            out.append((m.group("sheet"), f"A{first.lstrip('ABCDEFGHIJKLMNOPQRSTUVWXYZ')}:{last}"))
     return out
 
 

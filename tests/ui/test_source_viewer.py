@@ -199,8 +199,9 @@ def test_a_text_pdf_page_is_never_ocrd_by_the_viewer(tmp_path, monkeypatch):
 def test_a_computed_passage_names_the_sheet_ranges_and_the_row_it_read():
     from ui.source_viewer import cell_ranges, computed_row_label
 
-    assert cell_ranges("FAM!C2; FAM!C39") == [("FAM", "C2"), ("FAM", "C39")]
-    assert cell_ranges("cars!E22:E400") == [("cars", "E22:E400")]
+    assert cell_ranges("FAM!C2; FAM!C39") == [("FAM", "A2:C2"), ("FAM", "A39:C39")]  # with the rows' labels
+    assert cell_ranges("cars!E22:E400") == [("cars", "A22:E400")]
+    assert cell_ranges("A5:A9") == [(None, "A5:A9")]
     assert cell_ranges('report.pdf, p. 47 table 1, row 13, column "2022"') == []
     text = ("Computed by the engine from report.pdf, p. 47 table 1:\nNet earnings, 2021 to 2022: from 20,878 to 17,941"
             "\nCells: x\nQuery: SELECT 1")
