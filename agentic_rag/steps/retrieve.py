@@ -18,7 +18,7 @@ from agentic_rag.brains.prompts import ANSWER_SYSTEM
 from agentic_rag.context import check_document
 from agentic_rag.explore import MAX_ROUNDS, Exploration, Library, explore
 from agentic_rag.language.quotes import Ask
-from agentic_rag.language.text import estimate_tokens
+from agentic_rag.language.text import estimate_tokens, overlap, terms
 from agentic_rag.scope import (
     MIN_SECTION_TOKENS,
     list_object,
@@ -87,7 +87,7 @@ def asks_figures(analysis) -> bool:
 
 
 EXPLORED = "explore:"  # the label of the passages the explore route read, in sub_hits
-THIN = 0.3  # below this best cosine the first retrieval came back thin: the explore route looks further
+THIN = 0.3  # below this best cosine, and no passage holding every word of the question: the explore route looks further
 
 
 def _explores(state: AgentState, run: Run, rnd: Round) -> bool:
@@ -95,9 +95,18 @@ def _explores(state: AgentState, run: Run, rnd: Round) -> bool:
     of a kind) or a first retrieval that came back thin, and calls left for it besides the answer and its check."""
     if state.get("mode") not in MODEL_MODES or not isinstance(run.brain, ModelBrain) or _rounds_left(state, run) < 1:
         return False
+    if state["analysis"].scope == "list":
+        return True
     hits = [h for _, found in rnd.updates["sub_hits"] for h in found]
     best = max((h.vector_score or 0.0 for h in hits), default=0.0)
-    return state["analysis"].scope == "list" or best < THIN
+    return best < THIN and not _holds_every_term(state["analysis"].standalone, hits)
+
+
+def _holds_every_term(question: str, hits) -> bool:
+    """Whether a passage found holds every content word of the question: then keyword search found the place,
+    however low its cosine (a passage of other matter around one sentence, vectors that are not a model's)."""
+    wanted = set(terms(question, drop_query_words=True))
+    return bool(wanted) and any(overlap(wanted, h.chunk.text) == 1.0 for h in hits)
 
 
 def _rounds_left(state: AgentState, run: Run) -> int:

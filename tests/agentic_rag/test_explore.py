@@ -114,3 +114,13 @@ def test_malformed_arguments_from_a_local_server_are_corrected_once(fake_embedde
     steps = _explored(result)["steps"]
     assert steps[0]["calls"][0]["error"] == "bad arguments" and steps[1]["calls"][0]["error"] == ""
     assert steps[1]["calls"][0]["passages"] > 0
+
+
+def test_a_low_cosine_is_not_thin_when_a_passage_holds_every_word_of_the_question():
+    from advanced_retrieval import Hit
+    from agentic_rag.steps.retrieve import _holds_every_term
+
+    found = [Hit(make_chunk("n", "n.txt", "Northwind revenue in 2023 was 12.4 million euros."), 0.1, 1, vector_score=0.12)]
+    assert _holds_every_term("What was Northwind's revenue in 2023?", found)
+    assert not _holds_every_term("What was Contoso's revenue in 2023?", found)
+    assert not _holds_every_term("What is it?", found)  # no content word: nothing to hold
