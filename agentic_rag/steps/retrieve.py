@@ -156,7 +156,8 @@ def _with_computation(state: AgentState, run: Run, rnd: Round) -> StepOut:
         return t.reply.value
 
     model = state.get("mode") in MODEL_MODES
-    computation = compute(question, hits, run.tables, write_sql if model else None)
+    computation = compute(question, hits, run.tables, write_sql if model else None,
+                          figures=asks_figures(state["analysis"]))
     spent = thoughts[0] if thoughts else None
     usage = (spent.calls, spent.input_tokens, spent.output_tokens) if spent else (0, 0, 0)
     warnings = rnd.warnings + (spent.warnings if spent else ())

@@ -105,9 +105,10 @@ def _holding(tables: TableSource, names: Sequence[str], known: set[str]) -> list
 
 
 def compute(question: str, hits: Sequence[Hit], tables: TableSource,
-            write_sql: Callable[[str, str], str | None] | None = None) -> Computation | None:
+            write_sql: Callable[[str, str], str | None] | None = None, *, figures: bool = True) -> Computation | None:
     """Answer `question` from a table by one query (the model's, when `write_sql` is given and returns one,
-    else the rules'); None when no table is a candidate."""
+    else the rules'); None when no table is a candidate. `figures`: the question asks for a figure (else a
+    lookup needs a column the question names)."""
     found, prior = candidate_tables(tables, hits, question)
     if not found:
         return None
@@ -118,7 +119,7 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
             return written
     names = _names(question)
     values = {t.table_id: _distinct(tables, t, names) for t in ranked[:MAX_TABLES]}
-    found = plans(question, ranked, values, prior)[:MAX_TRIES]
+    found = plans(question, ranked, values, prior, figures=figures)[:MAX_TRIES]
     if not found:
         return Computation("", QueryResult(""), None, "", None, "rules",
                            "no table's rows and columns match what the question asks")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advanced_retrieval.tables import TableInfo
 from advanced_retrieval.tables.values import number
@@ -69,6 +69,7 @@ class TableAsk:
     which: bool  # asks which row (a superlative's label), not only the value
     top: int = 1
     points: tuple[str, ...] = ()  # the dates it names, as ISO prefixes in its order: '2000-01', '2010', '2010-07-04'
+    figures: bool = True  # the question asks for a figure: a table's only numeric column may be the one it means
 
     def seen_by(self, table: TableInfo) -> TableAsk:
         """The ask as this table reads it: an operation word that is part of the table's own names ("Average
@@ -131,9 +132,11 @@ def plan(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappin
 
 
 def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mapping[int, Sequence[str]]],
-          prior: Mapping[str, float] | None = None) -> list[TableQuery]:
-    """Every table's best query for `question`, best first (the engine runs the next when one finds nothing)."""
-    asked = TableAsk.of(question)
+          prior: Mapping[str, float] | None = None, *, figures: bool = True) -> list[TableQuery]:
+    """Every table's best query for `question`, best first (the engine runs the next when one finds nothing).
+    `figures`: whether the question asks for a figure; when not ("who supplies the heat pumps?", asked because
+    the best passage was a table's), a lookup needs a column the question names."""
+    asked = replace(TableAsk.of(question), figures=figures)
     out: list[TableQuery] = []
     for table in tables:
         best: TableQuery | None = None
@@ -347,13 +350,26 @@ def _two_periods(ask: TableAsk, table: TableInfo) -> list[int]:
     return latest if not ask.years and distinct else []
 
 
+_ROWS = forms_of("rows records entries lines observations cases times")
+_PERIODS = forms_of("days weeks months years hours")
+_DATED = forms_of("date day time month year week hour timestamp datetime")
+
+
+def _rows_are(counted: Concept, table: TableInfo) -> bool:
+    """Whether what a question counts is what a data table's rows are: rows or records, or days (months...) of
+    a table with a date column; "how many turbines did the survey inspect" does not count a production log's
+    rows, even where its Site column holds the name the question gives."""
+    return counted.met(_ROWS) or counted.met(_PERIODS) and any(forms_of(c.name) & _DATED for c in table.columns)
+
+
 def _named_column(ask: TableAsk, table: TableInfo) -> int | None:
-    """The numeric column whose header the question names (or the table's only numeric column)."""
+    """The numeric column whose header the question names (or, for a question asking a figure, the table's
+    only numeric column)."""
     numeric = [i for i, c in enumerate(table.columns) if i and c.numeric]
     named = [i for i in numeric if meets(ask.forms, name_forms(table.columns[i].name) - _GENERIC)]
     if len(named) == 1:
         return named[0]
-    return numeric[0] if len(numeric) == 1 else None
+    return numeric[0] if len(numeric) == 1 and ask.figures else None
 
 
 # -- an aggregate, a count or a superlative over a data table -------------------------------------------------
@@ -378,7 +394,8 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         counted = next((c for c in ask.concepts if c.focus and not c.specific), None)
         names = forms_of(f"{table.name} {table.title} {_stem_words(table.file_name)}")
         data_rows = table.location.sheet is not None and bool(filters)  # a data file's rows, selected by name
-        if counted is None or not (counted.met(names) or data_rows) or _MORE.search(ask.text):
+        if counted is None or not (counted.met(names) or data_rows and _rows_are(counted, table)) \
+                or _MORE.search(ask.text):
             return None  # what is counted is not what the table's rows are ("how many more ...": a value)
         sql = f'SELECT count(*) AS "count" FROM {source}{where}'
         return TableQuery(table, sql, "count", f"rows of {table.name}" + _said(filters), (0,), (), where, 0.8 +

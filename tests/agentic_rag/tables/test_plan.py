@@ -164,3 +164,32 @@ def test_which_column_of_a_row_is_lowest(data_store):
 
 def test_a_name_the_table_does_not_hold_is_not_answered_from_it(data_store):
     assert _answer(data_store, "What was Apple's share price in June 2012?")[0] is None
+
+
+def test_a_question_asking_no_figure_gets_no_lookup_of_a_column_it_does_not_name(tmp_path):
+    from agentic_rag.tables.plan import plans
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    store.write("b", "budget.csv", [DataTable("budget", "budget", ("item", "cost_eur"),
+                                              (("heat pumps", "2100000"), ("insulation", "800000")),
+                                              Location(sheet="budget", cells="A1:B3"))])
+    tables = store.tables()
+    values = {t.table_id: _distinct(store, t) for t in tables}
+    asked = "Who supplies the heat pumps?"  # asked of the tables because the best passage was the budget's row
+    assert plans(asked, tables, values, figures=False) == []
+    assert plans("How much do the heat pumps cost?", tables, values, figures=False)[0].columns == (1,)  # named
+    assert plans("What is the figure for heat pumps?", tables, values)[0].columns == (1,)  # its one figure
+
+
+def test_a_count_counts_what_the_rows_are(tmp_path):
+    from agentic_rag.tables.plan import plans
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    rows = (("January", "Halden", "5120"), ("February", "Halden", "4870"), ("January", "Smola", "3980"))
+    store.write("p", "production.xlsx", [DataTable("Output", "Output", ("Month", "Site", "MWh"), rows,
+                                                   Location(sheet="Output", cells="A1:C4"))])
+    tables = store.tables()
+    values = {t.table_id: _distinct(store, t) for t in tables}
+    assert plans("How many turbines did the Halden survey inspect?", tables, values) == []  # not the log's rows
+    counted = plans("How many rows have the site Halden?", tables, values)
+    assert counted and counted[0].op == "count"
