@@ -1,5 +1,7 @@
 """The agent on Gemini, against a local stub that answers each call after 700 ms, next to the reference design.
 
+    .venv/bin/python bench/agent.py --smoke    # 1 simple + 1 complex question, stub delay 0.1 s, a stall of 2 s
+                                               # against a 1 s client timeout, the local stub 10x faster (seconds)
     .venv/bin/python bench/agent.py --quick    # 2 simple + 2 complex questions, one failure case (~30 s)
     .venv/bin/python bench/agent.py            # 4 + 3 questions, a stalled server at default settings, and
                                                # the offline brain with the real embedder on ../shared papers
@@ -47,6 +49,7 @@ from vector_db import (  # noqa: E402
 from wiring import DEFAULT_GEMINI_MODEL, knowledge_base  # noqa: E402
 
 DELAY = 0.7
+SMOKE_DELAY = 0.1  # --smoke: every path, not the figures
 LOCAL_TOKENS_PER_S = 20.0  # writing: a 3B model at 4 bits on a 2-core laptop CPU
 LOCAL_PROMPT_TOKENS_PER_S = 200.0  # reading the prompt on the same CPU
 KEY = "bench-key-not-real"
@@ -202,9 +205,9 @@ def failure_case(stub: GeminiStub, kb, reply: StubReply, *, timeout: float, labe
             "warning": result.warnings[0] if result.warnings else ""}
 
 
-def local_rows(kb, questions: list[tuple[str, str]]) -> list[dict]:
-    """Calls, tokens and seconds per question through a local model at LOCAL_TOKENS_PER_S."""
-    with OpenAIStub(tokens_per_second=LOCAL_TOKENS_PER_S, prompt_tokens_per_second=LOCAL_PROMPT_TOKENS_PER_S) as stub:
+def local_rows(kb, questions: list[tuple[str, str]], speed: tuple[float, float]) -> list[dict]:
+    """Calls, tokens and seconds per question through a local model writing and reading at `speed` tokens/s."""
+    with OpenAIStub(tokens_per_second=speed[0], prompt_tokens_per_second=speed[1]) as stub:
         agent = build_agent(make_local_brain(stub.base_url, STUB_MODELS[0]), kb.retriever, budgets=LOCAL_BUDGETS)
         rows = []
         for question, kind in questions:
@@ -271,20 +274,44 @@ def offline_papers(root: Path) -> dict:
             "quote_holds_answer": quoted, "off_topic": len(OFF_TOPIC), "off_topic_refused": refused}
 
 
+def failure_cases(stub: GeminiStub, kb, size: str) -> tuple[list[dict], list[dict]]:
+    """(answered offline, answered by Gemini after retries): each failure case of this size."""
+    failures = [failure_case(stub, kb, StubReply(status=503), timeout=20.0, label="503 on every call")]
+    recovered = [failure_case(stub, kb, StubReply(status=429, headers=(("Retry-After", "2"),)), timeout=20.0,
+                              label="429 with Retry-After: 2", times=1)]
+    if size != "smoke":
+        recovered.insert(0, failure_case(stub, kb, StubReply(status=503, message="The model is overloaded."),
+                                         timeout=20.0, label="503 overloaded twice, then answers", times=2))
+    if size == "full":
+        failures.append(failure_case(stub, kb, StubReply(sleep=30.0), timeout=20.0,
+                                     label="server stalls (client timeout 20 s)"))
+    if size == "smoke":
+        failures.append(failure_case(stub, kb, StubReply(sleep=2.0), timeout=1.0,
+                                     label="server stalls (client timeout 1 s)"))
+    return failures, recovered
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="1 simple + 1 complex question, short delays and stall, fast local stub (seconds)")
     parser.add_argument("--quick", action="store_true", help="2 simple + 2 complex questions, fast failure case")
     args = parser.parse_args()
-    questions = [(q, "simple") for q in SIMPLE[: 2 if args.quick else 4]]
-    questions += [(q, "complex") for q in COMPLEX[: 2 if args.quick else 3]]
-    with tempfile.TemporaryDirectory() as tmp, GeminiStub(responder=responder, delay=DELAY) as stub:
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
+    n_simple, n_complex = {"smoke": (1, 1), "quick": (2, 2), "full": (4, 3)}[size]
+    questions = [(q, "simple") for q in SIMPLE[:n_simple]] + [(q, "complex") for q in COMPLEX[:n_complex]]
+    delay = SMOKE_DELAY if args.smoke else DELAY
+    speed = (LOCAL_TOKENS_PER_S, LOCAL_PROMPT_TOKENS_PER_S)
+    if args.smoke:
+        speed = (10 * speed[0], 10 * speed[1])
+    with tempfile.TemporaryDirectory() as tmp, GeminiStub(responder=responder, delay=delay) as stub:
         kb = build_corpus(Path(tmp), HashingEmbedder())
         paper = write_paper(kb)
         brain = make_gemini_brain(KEY, model=DEFAULT_GEMINI_MODEL, base_url=stub.base_url, timeout=20.0)
         agent = build_agent(brain, kb.retriever, outlines=kb)
         stub.delay = 0.0
         agent.ask(SIMPLE[0])  # warm-up (BM25 load, first HTTP connection), not measured
-        stub.delay = DELAY
+        stub.delay = delay
         rows = []
         for question, kind in questions:
             ours = measure(stub, ask_ours(agent, question))
@@ -299,36 +326,28 @@ def main() -> None:
         print(f"summary of a {PAPER_WORDS}-word paper ({paper}): {summary['llm_calls']} calls "
               f"{summary['input_tokens']} input tokens, {summary['total_s']:.2f}s; {summary['covered']}", flush=True)
         stub.delay = 0.0
-        failures = [failure_case(stub, kb, StubReply(status=503), timeout=20.0, label="503 on every call")]
-        recovered = [failure_case(stub, kb, StubReply(status=503, message="The model is overloaded."), timeout=20.0,
-                                  label="503 overloaded twice, then answers", times=2),
-                     failure_case(stub, kb, StubReply(status=429, headers=(("Retry-After", "2"),)), timeout=20.0,
-                                  label="429 with Retry-After: 2", times=1)]
-        if not args.quick:
-            failures.append(failure_case(stub, kb, StubReply(sleep=30.0), timeout=20.0,
-                                         label="server stalls (client timeout 20 s)"))
+        failures, recovered = failure_cases(stub, kb, size)
         for f in failures:
             print(f"failure: {f['case']}: offline answer after {f['seconds']} s ({f['warning']})", flush=True)
         for f in recovered:
             print(f"recovered: {f['case']}: {f['mode']} answer after {f['seconds']} s", flush=True)
-        local = local_rows(kb, questions)
-        papers = offline_papers(Path(tmp)) if not args.quick and PAPERS.is_dir() else None
+        local = local_rows(kb, questions, speed)
+        papers = offline_papers(Path(tmp)) if size == "full" and PAPERS.is_dir() else None
         if papers:
             print(f"offline on the papers: {papers}", flush=True)
     ours, reference = summarise(rows, "ours"), summarise(rows, "reference")
-    local_model = {**summarise(local, "local"), "tokens_per_s": LOCAL_TOKENS_PER_S,
-                   "prompt_tokens_per_s": LOCAL_PROMPT_TOKENS_PER_S,
+    local_model = {**summarise(local, "local"), "tokens_per_s": speed[0], "prompt_tokens_per_s": speed[1],
                    "output_tokens_mean": round(statistics.mean(r["local"]["output_tokens"] for r in local))}
     checks = {"simple_calls_le_3": ours["calls_simple_max"] <= 3, "complex_calls_le_5": ours["calls_complex_max"] <= 5,
               "simple_input_tokens_le_6000": ours["input_tokens_simple_max"] <= 6000,
               "failures_answered_offline_within_20s": all(f["mode"] == "offline" and f["seconds"] <= 20
                                                           for f in failures),
               "transient_failures_still_answered_by_gemini": all(f["mode"] == "gemini" for f in recovered),
-              "local_answers_by_the_model": all(r["local"]["mode"] == "gemini" for r in local),
+              "local_answers_by_the_model": all(r["local"]["mode"] == "local" for r in local),
               "local_calls_like_gemini": local_model["calls_complex_max"] <= 5,
               "summary_calls_le_4": summary["llm_calls"] <= 4,
               "summary_input_tokens_le_12000": summary["input_tokens"] <= 12000}
-    print(json.dumps({"bench": "agent", "quick": args.quick, "stub_delay_s": DELAY, "questions": len(rows),
+    print(json.dumps({"bench": "agent", "size": size, "quick": args.quick, "stub_delay_s": delay, "questions": len(rows),
                       "ours": ours, "reference": reference, "local_model": local_model, "summary": summary,
                       "checks": checks, "failures": failures,
                       "recovered": recovered,

@@ -1,15 +1,19 @@
 """Vector store and embedder timings: writes, queries with and without filters, scans, embedding speed.
 
+    .venv/bin/python bench/bench_vector_db.py --smoke     # 500 chunks, 8 texts of this file embedded (seconds, plus
+                                                          # the one-off ONNX export into a temporary folder)
     .venv/bin/python bench/bench_vector_db.py --quick     # 10k chunks, 48 texts embedded (~1-2 min)
     .venv/bin/python bench/bench_vector_db.py             # 100k chunks, 1000 texts embedded
 
 Store timings use random unit vectors (the embedder is not what is measured there); embedding timings use
-1000-character pieces of a real paper from ../shared/data when present, else of this file's own text.
+1000-character pieces of a real paper from ../shared/data when present (not with --smoke), else of this file's
+own text. The last line printed is one JSON object with every figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -68,15 +72,18 @@ def timed(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def bench_store(total: int) -> None:
+def bench_store(total: int, docs: int = 100) -> dict:
+    """Write `total` chunks in `docs` documents, then time queries and scans; {label: ms} plus the write rate."""
+    figures = {}
     with tempfile.TemporaryDirectory() as tmp:
         embedder = RandomEmbedder()
         store = VectorStore(make_client(Path(tmp)), embedder)
         start = time.perf_counter()
-        for doc in corpus(total):
+        for doc in corpus(total, docs):
             store.add_document(doc)
         seconds = time.perf_counter() - start
         print(f"store: {store.count()} chunks written in {seconds:.1f} s ({store.count() / seconds:.0f} chunks/s)")
+        figures.update(chunks=store.count(), write_s=round(seconds, 2), write_chunks_per_s=round(store.count() / seconds))
         queries = [embedder.embed_query("q") for _ in range(20)]
         it = iter(queries * 100)
         col = store._cols()[0]  # the raw collection, to time Chroma's own `where` for comparison
@@ -85,24 +92,27 @@ def bench_store(total: int) -> None:
         rows = [
             ("query n=10, no filter", lambda: store.query(next(it), 10)),
             ("query n=10, half the docs (over-fetch path)", lambda: store.query(next(it), 10, half)),
-            ("query n=10, one doc of 100 (where path)", lambda: store.query(next(it), 10, one)),
+            (f"query n=10, one doc of {docs} (where path)", lambda: store.query(next(it), 10, one)),
             ("raw Chroma where file_type=pdf n=10", lambda: col.query(query_embeddings=[next(it)], n_results=10,
                                                                       where={"file_type": "pdf"})),
             ("count()", store.count),
             ("generation()", store.generation),
         ]
         for label, fn in rows:
-            print(f"store: {label}: {timed(fn, 20):.1f} ms")
+            figures[label] = round(timed(fn, 20), 2)
+            print(f"store: {label}: {figures[label]:.1f} ms")
         scans = [("chunk_ids()", store.chunk_ids), ("iter_chunks() all", lambda: sum(1 for _ in store.iter_chunks())),
                  ("recover() on a clean store", store.recover)]
         for label, fn in scans:
-            print(f"store: {label}: {timed(fn, 1):.0f} ms")
+            figures[label] = round(timed(fn, 1), 1)
+            print(f"store: {label}: {figures[label]:.0f} ms")
+    return figures
 
 
-def sample_texts(count: int) -> list[str]:
-    """1000-character pieces of real prose."""
+def sample_texts(count: int, shared: bool = True) -> list[str]:
+    """1000-character pieces of real prose (the paper in ../shared/data when `shared` and present)."""
     paper = REPO.parent / "shared" / "data" / "papers" / "attention_is_all_you_need.pdf"
-    if paper.exists():
+    if shared and paper.exists():
         from pypdf import PdfReader
 
         text = " ".join((page.extract_text() or "") for page in PdfReader(paper).pages)
@@ -113,15 +123,17 @@ def sample_texts(count: int) -> list[str]:
     return [pieces[i % len(pieces)] for i in range(count)]
 
 
-def bench_embedder(count: int, cache: Path) -> None:
-    texts = sample_texts(count)
-    results = {}
+def bench_embedder(count: int, cache: Path, shared: bool = True) -> dict:
+    """ONNX fp32 and int8 against sentence-transformers: chunks/s and cosine; the figures."""
+    texts = sample_texts(count, shared)
+    results, figures = {}, {"texts": count, "threads": os.cpu_count()}
     for quantized in (False, True):
         embedder = OnnxEmbedder(cache, quantized=quantized)
         embedder.embed(texts[:8])  # warm-up
         start = time.perf_counter()
         results[embedder.name] = embedder.embed(texts)
-        print(f"embed: {embedder.name}: {count / (time.perf_counter() - start):.1f} chunks/s "
+        figures[f"{embedder.name} chunks/s"] = round(count / (time.perf_counter() - start), 1)
+        print(f"embed: {embedder.name}: {figures[f'{embedder.name} chunks/s']:.1f} chunks/s "
               f"({count} x 1000 chars, {os.cpu_count()} threads)")
     start = time.perf_counter()
     from sentence_transformers import SentenceTransformer
@@ -129,24 +141,33 @@ def bench_embedder(count: int, cache: Path) -> None:
     from document_processor import model_files
 
     model = SentenceTransformer(str(model_files.model_dir()), device="cpu")
-    print(f"embed: sentence-transformers import + load: {time.perf_counter() - start:.1f} s")
+    figures["sentence-transformers load_s"] = round(time.perf_counter() - start, 1)
+    print(f"embed: sentence-transformers import + load: {figures['sentence-transformers load_s']:.1f} s")
     model.encode(texts[:8])
     start = time.perf_counter()
     reference = model.encode(texts, batch_size=32, normalize_embeddings=True)
-    print(f"embed: sentence-transformers torch: {count / (time.perf_counter() - start):.1f} chunks/s")
+    figures["sentence-transformers torch chunks/s"] = round(count / (time.perf_counter() - start), 1)
+    print(f"embed: sentence-transformers torch: {figures['sentence-transformers torch chunks/s']:.1f} chunks/s")
     for name, vectors in results.items():
         cos = (vectors * reference).sum(axis=1)
+        figures[f"{name} cosine"] = {"min": round(float(cos.min()), 6), "mean": round(float(cos.mean()), 6)}
         print(f"embed: {name} vs sentence-transformers cosine: min {cos.min():.6f}, mean {cos.mean():.6f}")
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="500 chunks in 10 docs, 8 texts of this file (no ../shared data) instead of 100k, 1000")
     parser.add_argument("--quick", action="store_true", help="10k chunks and 48 texts instead of 100k and 1000")
     parser.add_argument("--cache", type=Path, default=None, help="ONNX model cache (default: a temporary folder)")
     args = parser.parse_args()
-    bench_store(10_000 if args.quick else 100_000)
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
+    store = bench_store(*{"smoke": (500, 10), "quick": (10_000, 100), "full": (100_000, 100)}[size])
     with tempfile.TemporaryDirectory() as tmp:
-        bench_embedder(48 if args.quick else 1000, args.cache or Path(tmp))
+        embed = bench_embedder({"smoke": 8, "quick": 48, "full": 1000}[size], args.cache or Path(tmp),
+                               shared=not args.smoke)
+    print(json.dumps({"bench": "bench_vector_db", "size": size, "store": store, "embed": embed}))
 
 
 if __name__ == "__main__":

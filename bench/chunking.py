@@ -1,5 +1,7 @@
 """Chunking time against block size: linear means doubling the input doubles the time (ratio ~2, not ~4).
 
+    .venv/bin/python bench/chunking.py --smoke   # 16 KB and 32 KB in-process, plus a 64 KB log and 64 KB of words
+                                                 # through the isolated parser (seconds)
     .venv/bin/python bench/chunking.py --quick   # 128 KB .. 1 MB in-process, plus the 5 MB log and 1 MB of words
                                                  # through the isolated parser as the app runs it (~1 min)
     .venv/bin/python bench/chunking.py           # 256 KB .. 8 MB in-process, plus the 50 MB single lines
@@ -93,21 +95,31 @@ def as_the_app_does(files: list[tuple[str, str, int]]) -> list[dict]:
     return rows
 
 
+def plan(smoke: bool, quick: bool) -> tuple[list[int], list[tuple[str, str, int]]]:
+    """(in-process sizes, files through the app's parser: name, shape, bytes) for the size asked for."""
+    if smoke:
+        return [16 * KB, 32 * KB], [("server_64kb.log.txt", "log", 64 * KB), ("words_64kb.txt", "words", 64 * KB)]
+    files = [("server_5mb.log.txt", "log", 5 * MB), ("words_1mb.txt", "words", MB)]
+    if quick:
+        return [128 * KB * 2**i for i in range(4)], files
+    files += [("one_line_50mb.txt", "words", 50 * MB), ("base64_line_50mb.txt", "nospace", 50 * MB)]
+    return [256 * KB * 2**i for i in range(6)], files
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="16 KB and 32 KB, two 64 KB files as the app (seconds)")
     parser.add_argument("--quick", action="store_true", help="128 KB..1 MB and two files as the app (~1 min)")
     args = parser.parse_args()
-    sizes = [128 * KB * 2**i for i in range(4)] if args.quick else [256 * KB * 2**i for i in range(6)]
+    sizes, files = plan(args.smoke, args.quick)
     counter = TokenCounter()
     counter.counts(["warm up the tokenizer"])
     rows = [row for shape in ("words", "log", "nospace") for row in scaling(shape, sizes, counter)]
-    files = [("server_5mb.log.txt", "log", 5 * MB), ("words_1mb.txt", "words", MB)]
-    if not args.quick:
-        files += [("one_line_50mb.txt", "words", 50 * MB), ("base64_line_50mb.txt", "nospace", 50 * MB)]
     app = as_the_app_does(files)
     largest = {shape: [r for r in rows if r["shape"] == shape][-1] for shape in ("words", "log", "nospace")}
     worst = max((r["ratio"] for r in rows if r["ratio"]), default=None)
-    print(json.dumps({"bench": "chunking", "quick": args.quick, "sizes": rows, "largest": largest,
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
+    print(json.dumps({"bench": "chunking", "size": size, "quick": args.quick, "sizes": rows, "largest": largest,
                       "worst_ratio_for_x2": worst, "as_the_app": app}))
 
 

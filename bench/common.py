@@ -74,12 +74,10 @@ def financebench_questions(source: Path = FINANCEBENCH) -> list:
 
     FinanceBench's `evidence_page_num` is 0-based: for all 32 evidence passages of the 29 questions, the
     passage's words are found on pypdf page index `evidence_page_num` and not on the index before it
-    (checked when this bench was written), so eval/financebench.py adds one.
+    (checked when this bench was written), so evaluation/financebench.py adds one.
     """
-    sys.path.insert(0, str(REPO / "eval"))
-    from financebench import convert_record
-
     from evaluation.dataset import parse_question
+    from evaluation.financebench import convert_record
 
     lines = (source / "questions.jsonl").read_text(encoding="utf-8").splitlines()
     return [parse_question(convert_record(json.loads(raw)), n) for n, raw in enumerate(lines, 1) if raw.strip()]

@@ -1,5 +1,6 @@
 """Crash consistency: SIGKILL an ingesting process at random moments, restart, check, re-run the batch.
 
+    .venv/bin/python bench/crash.py --smoke              # 1 kill, fake embedder, 3 small files (.txt, .docx, .pdf)
     .venv/bin/python bench/crash.py --quick              # 5 kills, fake embedder (about a minute)
     .venv/bin/python bench/crash.py                      # 20 kills, the real OnnxEmbedder (all-MiniLM-L6-v2)
     .venv/bin/python bench/crash.py --embedder fake      # 20 kills, the deterministic hashing embedder
@@ -71,6 +72,7 @@ def run(kills: int, n_files: int, paragraphs: int, embedder: str, seed: int, iso
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true", help="1 kill, fake embedder, 3 files of 4 paragraphs")
     parser.add_argument("--quick", action="store_true", help="5 kills, fake embedder, 9 files")
     parser.add_argument("--kills", type=int, default=None)
     parser.add_argument("--files", type=int, default=12)
@@ -78,9 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=("fake", "onnx"), default=None)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    kills = args.kills or (5 if args.quick else 20)
-    embedder = args.embedder or ("fake" if args.quick else "onnx")
-    tally = run(kills, 9 if args.quick else args.files, args.paragraphs, embedder, args.seed)
+    kills = args.kills or (1 if args.smoke else 5 if args.quick else 20)
+    embedder = args.embedder or ("fake" if args.smoke or args.quick else "onnx")
+    files = 3 if args.smoke else 9 if args.quick else args.files
+    paragraphs = 4 if args.smoke else args.paragraphs
+    tally = run(kills, files, paragraphs, embedder, args.seed)
+    tally["size"] = "smoke" if args.smoke else "quick" if args.quick else "full"
     print(f"kills {tally['kills']}/{tally['rounds']}, consistent after restart {tally['consistent_after_restart']}, "
           f"completed on re-run {tally['completed_on_rerun']}, repaired on open {tally['repaired_on_open']}")
     print(json.dumps(tally))

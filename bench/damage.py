@@ -1,6 +1,7 @@
 """Damaged and lost stores: what `docs`, `search` and a reopen do after each kind of damage, and whether
 `cli.py rebuild` gets the library back (issue 16, items 2, 7, 8, 9).
 
+    .venv/bin/python bench/damage.py --smoke            # one case (lost sqlite, so the rebuild runs too), a small base
     .venv/bin/python bench/damage.py                    # every case, this checkout
     .venv/bin/python bench/damage.py --repo /tmp/old    # the same cases against another checkout (before figures)
 
@@ -21,6 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from testing.damage import CASES, child, child_audit, cli_outcome  # noqa: E402
+
+SMOKE_CASE = "sqlite deleted"  # its error asks for `cli.py rebuild`: every step of one_case runs
+SMOKE_PARAGRAPHS = 20  # per base file (the full base: 300, so the HNSW index is on disk; not needed for the smoke case)
 
 
 def one_case(base: Path, root: Path, name: str, repo: Path) -> dict:
@@ -51,18 +55,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, default=REPO,
                         help="run the cases against this checkout (e.g. a worktree of an older commit)")
     parser.add_argument("--case", action="append", choices=sorted(CASES), help="only this case (repeatable)")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"only '{SMOKE_CASE}' (a rebuild too) on a base of {SMOKE_PARAGRAPHS} paragraphs per file")
     args = parser.parse_args(argv)
     repo = args.repo.resolve()
+    names = args.case or ([SMOKE_CASE] if args.smoke else list(CASES))
+    paragraphs = [str(SMOKE_PARAGRAPHS)] if args.smoke else []
     results = []
     with tempfile.TemporaryDirectory(prefix="damage-") as tmp:
         base = Path(tmp) / "base"
-        made = child("build", str(base), repo=repo)
+        made = child("build", str(base), *paragraphs, repo=repo)
         if made.returncode != 0:
             raise RuntimeError(f"building the base library failed: {made.stderr[-1500:]}")
-        for name in args.case or list(CASES):
+        for name in names:
             results.append(one_case(base, Path(tmp), name, repo))
             print(summary(results[-1]), flush=True)
-    print(json.dumps({"bench": "damage", "repo": str(repo), "cases": results}))
+    print(json.dumps({"bench": "damage", "size": "smoke" if args.smoke else "full", "repo": str(repo),
+                      "cases": results}))
     return 0
 
 

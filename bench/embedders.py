@@ -1,5 +1,6 @@
 """Retrieval quality per embedder (fp32 against int8 ONNX) and a hybrid fusion grid, on the FinanceBench subset.
 
+    .venv/bin/python bench/embedders.py --smoke   # the sample set's 5 generated documents, sweep (a smoke run)
     .venv/bin/python bench/embedders.py --quick   # FinanceBench's short filings only (~400 chunks), no sweep
     .venv/bin/python bench/embedders.py           # all 11 FinanceBench PDFs in one index + the papers set, sweep
 
@@ -10,7 +11,10 @@ Noise: with 29 questions one question moves hit@k by 0.034, so differences come 
 interval over questions and the count of questions that got better or worse. The int8/fp32 verdict: int8 only
 if, on every dataset, neither vector nor hybrid loses more MRR@10 or hit@5 than the bootstrap's noise (the
 interval of int8 − fp32 reaches 0 or above). Indexes are cached under --data-dir (default a fixed folder in
-the temp directory), so reruns skip the embedding (~7 min for both indexes here). The last line printed is one JSON object.
+the temp directory), so reruns skip the embedding (~7 min for both indexes here). --smoke needs nothing from
+../shared: the questions with gold of evaluation/sets/sample.jsonl over the five documents evaluation.sample
+writes (PDF, DOCX, PPTX, XLSX, Markdown) into a temporary folder, indexed there afresh. The last line printed is
+one JSON object.
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from pathlib import Path
 from common import (
     DATA,
     FINANCEBENCH,
-    REPO,
     build_index,
     financebench_questions,
     paired,
@@ -35,7 +38,8 @@ from common import (
 )
 
 from advanced_retrieval import HybridRetriever
-from evaluation import GoldSource, first_hit_rank, hit_at_k, load_dataset
+from evaluation import SAMPLE_DATASET, GoldSource, first_hit_rank, hit_at_k, load_dataset, make_sample_corpus
+from evaluation.sets import SETS_DIR
 from vector_db import OnnxEmbedder
 
 STRATEGIES = ("vector", "bm25", "hybrid", "auto")
@@ -109,8 +113,13 @@ def sweep(kb, embedder, questions, default_ranks: list[int | None]) -> dict:
             "best_by_mrr": [{**setting, **s} for setting, s in top]}
 
 
-def datasets(quick: bool) -> dict[str, tuple[list, list[Path]]]:
-    """{name: (questions, files)}: FinanceBench (its short filings in quick mode) and, in full mode, papers."""
+def datasets(size: str, folder: Path) -> dict[str, tuple[list, list[Path]]]:
+    """{name: (questions, files)}: FinanceBench (its short filings in quick mode) and, in full mode, papers; in
+    smoke mode the sample set's questions that have gold, over its documents written into `folder`."""
+    if size == "smoke":
+        questions = [q for q in load_dataset(SAMPLE_DATASET) if q.gold]
+        return {"sample-smoke": (questions, make_sample_corpus(folder / "sample-docs"))}
+    quick = size == "quick"
     questions = financebench_questions()
     pdfs = sorted((FINANCEBENCH / "pdfs").glob("*.pdf"))
     if quick:
@@ -118,7 +127,7 @@ def datasets(quick: bool) -> dict[str, tuple[list, list[Path]]]:
         pdfs = [p for p in pdfs if p.stem in QUICK_DOCS]
     out = {"financebench-quick" if quick else "financebench": (questions, pdfs)}
     if not quick:
-        out["papers"] = (load_dataset(REPO / "eval" / "papers.jsonl"), sorted((DATA / "papers").glob("*.pdf")))
+        out["papers"] = (load_dataset(SETS_DIR / "papers.jsonl"), sorted((DATA / "papers").glob("*.pdf")))
     return out
 
 
@@ -176,22 +185,26 @@ def report(name: str, fig: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="FinanceBench's six short filings, no sweep")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a smoke run: the sample set's generated documents in a temporary folder, sweep included")
     parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-quality",
                         help="where the indexes are kept between runs")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-models",
                         help="ONNX model cache (exported once)")
     args = parser.parse_args()
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
     logging.getLogger("advanced_retrieval.library.knowledge_base").setLevel(logging.ERROR)  # "repaired": the rebuild above
-    if not FINANCEBENCH.is_dir():
+    if size != "smoke" and not FINANCEBENCH.is_dir():
         sys.exit(f"{FINANCEBENCH} is absent: nothing to measure")
-    figures = {name: run_dataset(name, questions, pdfs, args.data_dir, args.cache,
-                                 do_sweep=not args.quick)
-               for name, (questions, pdfs) in datasets(args.quick).items()}
+    with tempfile.TemporaryDirectory(prefix="bench-embedders-") as tmp:
+        root = Path(tmp) if size == "smoke" else args.data_dir  # a smoke run keeps no index between runs
+        figures = {name: run_dataset(name, questions, pdfs, root, args.cache, do_sweep=size != "quick")
+                   for name, (questions, pdfs) in datasets(size, Path(tmp)).items()}
     for name, fig in figures.items():
         report(name, fig)
     choice, why = int8_verdict(figures)
     print(f"\ndefault embedder: {choice} - {why}")
-    print(json.dumps({"bench": "quality", "quick": args.quick, "depth": DEPTH, "datasets": figures,
+    print(json.dumps({"bench": "embedders", "size": size, "quick": args.quick, "depth": DEPTH, "datasets": figures,
                       "default_embedder": choice, "why": why}))
 
 

@@ -1,5 +1,6 @@
 """Hostile and broken input: the whole public test corpus ingested in one batch, every file accounted for.
 
+    .venv/bin/python bench/hostile.py --smoke   # 9 generated files, sound and broken, real embedder (a smoke run)
     .venv/bin/python bench/hostile.py --quick   # pdf_hard/ and office/ only (~100 files), real embedder
     .venv/bin/python bench/hostile.py           # every file under ../shared/data (papers, office, pdf_hard,
                                                 # FinanceBench PDFs, manifests), real embedder
@@ -11,7 +12,10 @@ passes when it is indexed, or refused with a non-empty reason and a kind other t
 exception); the run passes when every file does, no file took longer than its bound (the timeout plus 15 s, plus 0.1 s per chunk it indexed:
 embedding time grows with the text), and the
 knowledge base still indexes and answers a search afterwards. Printed: the tally by outcome and kind, the
-slowest files, peak memory, and one JSON object as the last line.
+slowest files, peak memory, and one JSON object as the last line. --smoke reads nothing from ../shared: a few
+files written into a temporary folder (a text PDF, the same cut in half, empty, garbage behind a PDF header, a
+text file, binary bytes named .txt, a DOCX and an XLSX that are no zip archives, an unknown extension), and its
+ONNX model is exported into the temp directory's bench cache rather than the repository's test-artifacts/.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import collections
 import json
 import logging
+import random
 import sys
 import tempfile
 import time
@@ -27,9 +32,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evaluation import text_pdf  # noqa: E402
 from testing.crash import make_embedder, open_kb  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SMOKE_MODELS = Path(tempfile.gettempdir()) / "docagent-bench-models"  # as bench/ingest.py's --cache default
 
 
 def rss_mb() -> float:
@@ -46,12 +53,38 @@ def corpus(quick: bool) -> list[Path]:
     return sorted(p for root in roots for p in root.rglob("*") if p.is_file())
 
 
-def ingest_all(kb, files: list[Path]) -> list[dict]:
-    """ingest_many one file at a time (same code path), with memory read after each."""
+def smoke_corpus(folder: Path) -> list[Path]:
+    """A few generated files, sound and broken, written into `folder` (the smoke run's corpus)."""
+    rng = random.Random(3)
+    pages = tuple((f"Section {n}: the hostile corpus smoke run.",
+                   " ".join(rng.choice(("ledger", "harbour", "quartz", "meadow", "copper")) for _ in range(12)))
+                  for n in range(1, 3))
+    pdf = text_pdf(pages)
+    files = {"report.pdf": pdf, "truncated.pdf": pdf[:len(pdf) // 2], "empty.pdf": b"",
+             "garbage.pdf": b"%PDF-1.4\n" + rng.randbytes(4096), "notes.txt": "\n\n".join(pages[0]).encode(),
+             "binary.txt": rng.randbytes(2048), "broken.docx": b"PK\x03\x04" + rng.randbytes(1024),
+             "broken.xlsx": rng.randbytes(1024), "unknown.xyz": b"a file of a kind the app does not read"}
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    return sorted(folder / name for name in files)
+
+
+def make(kind: str, smoke: bool):
+    """The embedder; a smoke run's ONNX model lives in the temp directory's cache (built there when missing)."""
+    if smoke and kind == "onnx":
+        from vector_db import OnnxEmbedder
+
+        return OnnxEmbedder(SMOKE_MODELS)
+    return make_embedder(kind)
+
+
+def ingest_all(kb, files: list[Path], root: Path) -> list[dict]:
+    """ingest_many one file at a time (same code path), with memory read after each; names relative to `root`."""
     rows = []
     for path in files:
         result = kb.ingest_many([path])[0]
-        rows.append({"file": str(path.relative_to(DATA)), "status": result.status, "kind": result.kind,
+        rows.append({"file": str(path.relative_to(root)), "status": result.status, "kind": result.kind,
                      "reason": result.reason, "chunks": result.chunks, "seconds": round(result.seconds, 2),
                      "rss_mb": rss_mb()})
         print(f"{result.status:<9} {result.kind or '-':<11} {result.chunks:5} ch {result.seconds:6.1f} s  "
@@ -82,22 +115,25 @@ def verdict(rows: list[dict], timeout: float) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="pdf_hard/ and office/ only")
+    parser.add_argument("--smoke", action="store_true", help="a smoke run: 9 generated files, nothing from ../shared")
     parser.add_argument("--embedder", choices=("fake", "onnx"), default="onnx")
     args = parser.parse_args(argv)
-    if not DATA.is_dir():
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
+    if size != "smoke" and not DATA.is_dir():
         print(f"{DATA} is absent: nothing to ingest", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.ERROR)  # pypdf's per-page warnings are noise here; outcomes are printed
-    files = corpus(args.quick)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
-        kb = open_kb(Path(tmp) / "data", make_embedder(args.embedder))
-        rows = ingest_all(kb, files)
+        root = Path(tmp) / "corpus" if args.smoke else DATA
+        files = smoke_corpus(root) if args.smoke else corpus(args.quick)
+        kb = open_kb(Path(tmp) / "data", make(args.embedder, args.smoke))
+        rows = ingest_all(kb, files, root)
         fig = verdict(rows, kb.limits.timeout_s)
         alive = kb.ingest_bytes(b"The hostile corpus run finished and the library still answers.", "alive.txt")
         hits = kb.retriever.retrieve("library still answers", k=3)
-        fig.update(bench="hostile", embedder=args.embedder, wall_s=round(time.monotonic() - started, 1),
+        fig.update(bench="hostile", size=size, embedder=args.embedder, wall_s=round(time.monotonic() - started, 1),
                    alive=alive.status == "indexed" and bool(hits) and hits[0].chunk.file_name == "alive.txt",
                    consistent=kb.check()["consistent"], documents=len(kb.documents()))
     print("\nby outcome: " + ", ".join(f"{k} {v}" for k, v in fig["by_outcome"].items()))

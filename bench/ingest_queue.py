@@ -1,7 +1,8 @@
 """How soon an uploaded file can be asked about while the rest of its batch is still being indexed.
 
     .venv/bin/python bench/ingest_queue.py            # 10 real PDFs from ../shared/data, all-MiniLM-L6-v2 on ONNX Runtime
-    .venv/bin/python bench/ingest_queue.py --quick    # 4 generated text files, the fake embedder (a smoke run)
+    .venv/bin/python bench/ingest_queue.py --quick    # 4 generated text files, the fake embedder
+    .venv/bin/python bench/ingest_queue.py --smoke    # 2 short generated text files, the fake embedder (a smoke run)
 
 The batch is enqueued at once into an IngestQueue over a fresh data directory (built as wiring builds it:
 isolated parsing, the real embedder). A watcher thread asks each file's own question with the offline agent the
@@ -41,7 +42,8 @@ BATCH = (
 )
 
 
-def quick_batch(folder: Path) -> tuple[tuple[Path, str], ...]:
+def quick_batch(folder: Path, files: int = 4, filler_lines: int = 60) -> tuple[tuple[Path, str], ...]:
+    """`files` generated text files (at most 4), each a planted fact and `filler_lines` lines, with its question."""
     facts = (("penguins", "Emperor penguins survive the Antarctic winter by huddling together in large groups.",
               "How do emperor penguins survive the Antarctic winter?"),
              ("volcanoes", "Shield volcanoes are built by fluid basalt lava flowing far from the vent.",
@@ -51,9 +53,10 @@ def quick_batch(folder: Path) -> tuple[tuple[Path, str], ...]:
              ("comets", "Comets carry frozen water and dust from the outer solar system.",
               "What do comets carry?"))
     out = []
-    for topic, fact, question in facts:
+    for topic, fact, question in facts[:files]:
         path = folder / f"{topic}.txt"
-        filler = [f"Section {i} of the {topic} notes lists field observations, dates and places." for i in range(60)]
+        filler = [f"Section {i} of the {topic} notes lists field observations, dates and places."
+                  for i in range(filler_lines)]
         path.write_text("\n\n".join([fact, *filler]))
         out.append((path, question))
     return tuple(out)
@@ -116,13 +119,16 @@ def _wall(monotonic_start: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="4 generated files, the fake embedder")
+    parser.add_argument("--smoke", action="store_true", help="a smoke run: 2 short generated files, the fake embedder")
     args = parser.parse_args()
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
     with tempfile.TemporaryDirectory(prefix="bench-queue-") as tmp:
         root = Path(tmp)
-        if args.quick:
+        if size != "full":
             from vector_db import HashingEmbedder
 
-            batch, embedder = quick_batch(root), HashingEmbedder()
+            batch = quick_batch(root, 2, 10) if size == "smoke" else quick_batch(root)
+            embedder = HashingEmbedder()
         else:
             missing = [str(p) for p, _q in BATCH if not p.is_file()]
             if missing:
@@ -142,7 +148,7 @@ def main() -> None:
         print(f"\nfirst answerable question: {first['file']} answered {first['answered_s']:.2f} s after the batch "
               f"was uploaded, {report['batch_end_s'] - first['answered_s']:.2f} s before the batch ended "
               f"({report['batch_end_s']:.2f} s; {first['answered_s'] / report['batch_end_s']:.2f} of it)")
-    print(json.dumps({"first_answer_s": first and first["answered_s"], "batch_end_s": report["batch_end_s"],
+    print(json.dumps({"bench": "ingest_queue", "size": size, "first_answer_s": first and first["answered_s"], "batch_end_s": report["batch_end_s"],
                       "answered_citing_their_file": sum(bool(r.get("cites_it")) for r in report["rows"]),
                       "files": len(report["rows"]), "enqueue_ms_max": max(r["enqueue_ms"] for r in report["rows"])}))
 

@@ -1,5 +1,6 @@
 """Concurrent load: N threads of `search` and offline `ask` against one knowledge base, for a fixed time each.
 
+    .venv/bin/python bench/load.py --smoke            # 200 chunks, N = 1, 4, 1 s each (a smoke run, embedded only)
     .venv/bin/python bench/load.py --quick            # 2k chunks, N = 1, 4, 16, 4 s each (about a minute)
     .venv/bin/python bench/load.py                    # 10k chunks, N = 1, 4, 16, 20 s each
     .venv/bin/python bench/load.py --quick --server   # the same against a real `chroma run` on 127.0.0.1,
@@ -9,7 +10,9 @@ Each thread alternates KnowledgeBase.retriever.retrieve(query, k=8) ("search") a
 OfflineBrain ("ask"), as Streamlit tabs share one st.cache_resource knowledge base. The store is filled with
 generated chunks and hash-seeded vectors (bench/retrieval.py); queries are embedded by the real all-MiniLM-L6-v2
 (ONNX), so a search costs what it costs in the app. Printed per N: operations/s, p50/p95 latency per kind and
-errors (must be 0). The last line printed is one JSON object with every figure.
+errors (must be 0). The last line printed is one JSON object with every figure. A smoke run exports its ONNX
+model into the temp directory's bench cache (as bench/ingest.py's --cache default), not the repository's
+test-artifacts/.
 """
 
 from __future__ import annotations
@@ -26,15 +29,18 @@ from pathlib import Path
 from crash import MODEL_CACHE, REPO  # noqa: F401  (sets sys.path and the offline environment)
 from retrieval import HashVectors, filled_store, queries, vocabulary
 
+SMOKE_MODELS = Path(tempfile.gettempdir()) / "docagent-bench-models"
+SIZES = {"smoke": (200, 1.0, [1, 4]), "quick": (2000, 4.0, [1, 4, 16]), "full": (10_000, 20.0, [1, 4, 16])}
+
 
 class OnnxQueries(HashVectors):
     """Hash vectors for the generated chunks (embedding 10k chunks for real is not what is measured), the real
     model for queries; keeps HashVectors' name so the store accepts it."""
 
-    def __init__(self):
+    def __init__(self, cache: Path = MODEL_CACHE):
         from vector_db import OnnxEmbedder
 
-        self._onnx = OnnxEmbedder(MODEL_CACHE)
+        self._onnx = OnnxEmbedder(cache)
 
     def embed_query(self, text):
         return self._onnx.embed_query(text)
@@ -109,7 +115,7 @@ def open_server(root: Path):
     return server
 
 
-def run(size: int, seconds: float, levels: list[int], use_server: bool) -> dict:
+def run(size: int, seconds: float, levels: list[int], use_server: bool, cache: Path = MODEL_CACHE) -> dict:
     from agentic_rag import OfflineBrain, build_agent
     from vector_db import VectorStore, make_client
     from wiring import knowledge_base
@@ -117,7 +123,7 @@ def run(size: int, seconds: float, levels: list[int], use_server: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix="load-") as tmp:
         root, server = Path(tmp), None
         filled_store(root, size, vocabulary())  # embedded fill: fast; the server copies it below when asked
-        embedder = OnnxQueries()
+        embedder = OnnxQueries(cache)
         if use_server:
             server = open_server(root)
             client = make_client(root, host="127.0.0.1", port=server.port)
@@ -161,14 +167,17 @@ def _documents_of(store) -> list:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="2k chunks, 4 s per level")
+    parser.add_argument("--smoke", action="store_true", help="a smoke run: 200 chunks, N = 1 and 4, 1 s per level")
     parser.add_argument("--server", action="store_true", help="against a real `chroma run` on 127.0.0.1")
     parser.add_argument("--chunks", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=None)
     args = parser.parse_args(argv)
-    size = args.chunks or (2000 if args.quick else 10_000)
-    seconds = args.seconds or (4.0 if args.quick else 20.0)
-    fig = run(size, seconds, [1, 4, 16], args.server)
+    name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    (size, seconds, levels) = SIZES[name]
+    fig = run(args.chunks or size, args.seconds or seconds, levels, args.server,
+              SMOKE_MODELS if args.smoke else MODEL_CACHE)
+    fig["size"] = name
     errors = sum(r["errors"] for r in fig["levels"])
     fig["total_errors"] = errors
     fig["median_ops_per_s"] = statistics.median(r["ops_per_s"] for r in fig["levels"])

@@ -1,6 +1,7 @@
 """Page-level retrieval quality, query latency and ingest throughput: this tree's retriever against today's main.
 
     .venv/bin/python bench/quality.py [--data-dir DIR] [--baseline-tree /work/wt-baseline] [--ingest 2]
+    .venv/bin/python bench/quality.py --smoke    # the sample corpus (evaluation.sample) in a temporary folder
 
 One library holds both FinanceBench sets (financebench_dev: 21 full filings, 42 questions, the set we tune on;
 financebench_subset: 11 filings, 29 questions, held out), as a user's library would; the papers (20 questions) sit
@@ -17,7 +18,9 @@ and the bench prints whether its ranks equal the "main" configuration's (they mu
 Latency: hybrid retrieve per question, "main" and "new" interleaved in one process, real query embedding.
 Ingest: --ingest N indexes N dev filings into fresh folders with this tree and the baseline tree, alternately,
 each in a subprocess (pages/s, chunks/s). Indexes are cached under --data-dir; only a chunking change needs a
-new one (~25 min here for the dev set). The last line printed is one JSON object.
+new one (~25 min here for the dev set). --smoke measures the same figures on the five generated documents of
+evaluation.sample and their questions (evaluation/sets/sample.jsonl) in a temporary folder, to check that the
+bench runs at all; it needs nothing from ../shared/data. The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from common import DATA, REPO, build_index, financebench_questions, paired, scor
 
 from advanced_retrieval import HybridRetriever
 from document_processor import Chunk, Location
-from evaluation import first_hit_rank, load_dataset
+from evaluation import SAMPLE_DATASET, first_hit_rank, load_dataset, make_sample_corpus
 from vector_db import OnnxEmbedder
 
 STRATEGIES = ("vector", "bm25", "hybrid", "auto")
@@ -101,8 +104,17 @@ def question_sets() -> dict[str, tuple[dict[str, list], list[Path]]]:
     finance = {name: financebench_questions(BENCH / f"financebench_{name}") for name in ("dev", "subset")}
     pdfs = sorted((BENCH / "financebench_dev" / "pdfs").glob("*.pdf"))
     pdfs += sorted((BENCH / "financebench_subset" / "pdfs").glob("*.pdf"))
-    papers = {"papers": load_dataset(REPO / "eval" / "papers.jsonl")}
+    papers = {"papers": load_dataset(REPO / "evaluation" / "sets" / "papers.jsonl")}
     return {"financebench": (finance, pdfs), "papers": (papers, sorted((DATA / "papers").glob("*.pdf")))}
+
+
+def smoke_sets(folder: Path) -> dict[str, tuple[dict[str, list], list[Path]]]:
+    """--smoke: the sample corpus written into `folder`, its questions in two sets of one library as FinanceBench's
+    are (those answered in the PDF, the others: DOCX, PPTX, XLSX, Markdown, cross-document, unanswerable)."""
+    paths = make_sample_corpus(folder)
+    questions = load_dataset(SAMPLE_DATASET)
+    pdf = [q for q in questions if q.gold and all(g.file.endswith(".pdf") for g in q.gold)]
+    return {"sample": ({"pdf": pdf, "other": [q for q in questions if q not in pdf]}, paths)}
 
 
 def evaluate(kb, embedder, sets: dict[str, list]) -> dict[str, dict[str, dict[str, list]]]:
@@ -157,9 +169,9 @@ def _place(file_name: str, page: int | None) -> Chunk:
     return Chunk(id="", doc_id="", file_name=file_name, file_type="pdf", text="", location=Location(page=page))
 
 
-def ingest_compare(tree: Path, models: Path, count: int) -> dict:
-    """Index `count` sample filings with this tree and the baseline tree, alternately, each in a fresh folder."""
-    pdfs = [str(BENCH / "financebench_dev" / "pdfs" / f"{name}.pdf") for name in INGEST_SAMPLE[:count]]
+def ingest_compare(tree: Path, models: Path, files: list[Path]) -> dict:
+    """Index `files` with this tree and the baseline tree, alternately, each in a fresh folder."""
+    pdfs = [str(path) for path in files]
     out: dict = {}
     for label, where in (("baseline", tree), ("this", REPO)):
         with tempfile.TemporaryDirectory(prefix=f"quality-ingest-{label}-") as scratch:
@@ -237,6 +249,21 @@ def run_library(library: str, sets: dict, pdfs: list[Path], args, embedder) -> d
     return fig
 
 
+def measure(args, libraries: dict, ingest_files: list[Path]) -> dict:
+    """Every figure over `libraries` ({library: ({set: questions}, files)}), as the JSON object printed last."""
+    embedder = OnnxEmbedder(args.data_dir / "models", quantized=False)
+    figures = {library: run_library(library, sets, pdfs, args, embedder)
+               for library, (sets, pdfs) in libraries.items() if args.only in (None, library)}
+    for library, fig in figures.items():
+        report(library, fig)
+    out = {"bench": "quality", "depth": DEPTH, "configs": CONFIGS, "libraries": figures}
+    if args.ingest and args.baseline_tree:
+        started = time.perf_counter()
+        out["ingest"] = ingest_compare(args.baseline_tree, args.data_dir / "models", ingest_files[:args.ingest])
+        print(f"\ningest ({time.perf_counter() - started:.0f} s): {json.dumps(out['ingest'])}")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-quality",
@@ -246,20 +273,22 @@ def main() -> None:
                         help="the baseline tree's own indexes, when this tree indexes differently")
     parser.add_argument("--ingest", type=int, default=0, help="compare ingest on this many sample filings (0-3)")
     parser.add_argument("--only", choices=("financebench", "papers"), help="one library only")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the five sample documents and their questions, indexed in a temporary folder "
+                             "(--data-dir and --only are not used); checks that the bench runs")
     args = parser.parse_args()
     logging.getLogger("advanced_retrieval.library.knowledge_base").setLevel(logging.ERROR)  # "repaired": the rebuild above
-    if not (BENCH / "financebench_dev").is_dir():
-        sys.exit(f"{BENCH / 'financebench_dev'} is absent: nothing to measure")
-    embedder = OnnxEmbedder(args.data_dir / "models", quantized=False)
-    figures = {library: run_library(library, sets, pdfs, args, embedder)
-               for library, (sets, pdfs) in question_sets().items() if args.only in (None, library)}
-    for library, fig in figures.items():
-        report(library, fig)
-    out = {"bench": "quality", "depth": DEPTH, "configs": CONFIGS, "libraries": figures}
-    if args.ingest and args.baseline_tree:
-        started = time.perf_counter()
-        out["ingest"] = ingest_compare(args.baseline_tree, args.data_dir / "models", args.ingest)
-        print(f"\ningest ({time.perf_counter() - started:.0f} s): {json.dumps(out['ingest'])}")
+    if args.smoke:
+        with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
+            args.data_dir, args.only = Path(tmp) / "indexes", None
+            libraries = smoke_sets(Path(tmp) / "documents")
+            out = measure(args, libraries, libraries["sample"][1])
+    else:
+        if not (BENCH / "financebench_dev").is_dir():
+            sys.exit(f"{BENCH / 'financebench_dev'} is absent: nothing to measure")
+        out = measure(args, question_sets(),
+                      [BENCH / "financebench_dev" / "pdfs" / f"{name}.pdf" for name in INGEST_SAMPLE])
+    out["size"] = "smoke" if args.smoke else "full"
     print(json.dumps(out))
 
 

@@ -6,6 +6,7 @@ whether another program's `docs` (which recovers at open) leaves the writer's do
     .venv/bin/python bench/readers.py --server         # the same against a real `chroma run` on 127.0.0.1
     .venv/bin/python bench/readers.py --repo /tmp/old  # workers run another checkout (before figures)
     .venv/bin/python bench/readers.py --quick          # 2,000 chunks, hashing embedder slowed to 5 ms a text
+    .venv/bin/python bench/readers.py --smoke          # 600 chunks beside 100, the same slowed hashing embedder
 
 The writer is a child process ingesting one generated text file; while it embeds, `cli.py docs` and `cli.py
 search` run in fresh processes (timed, killed after --timeout s), and a reader process runs hybrid queries
@@ -163,6 +164,16 @@ def timed(env: dict, timeout: float, *argv: str) -> dict:
             "stdout": out.strip().splitlines()[-1][:300] if out.strip() else "", "stderr": lines[-1][:300] if lines else ""}
 
 
+def report_of(result: dict, what: str) -> dict:
+    """The JSON line a step that reports itself printed last (the writer, the reader, the audit), or the 'blocked'
+    figure; a step that crashed is a failure of the bench, not a figure, and raises."""
+    if result["blocked"]:
+        return {"blocked": True, "seconds": result["seconds"]}
+    if result["exit"] != 0 or not result["stdout"]:
+        raise RuntimeError(f"the {what} step failed (exit {result['exit']}): {result['stderr']}")
+    return json.loads(result["stdout"])
+
+
 def wait_for_embedding(proc: subprocess.Popen, log: list[str], timeout: float = 300) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -175,11 +186,16 @@ def wait_for_embedding(proc: subprocess.Popen, log: list[str], timeout: float = 
     return False
 
 
-def scenario(root: Path, env: dict, chunks: int, timeout: float, reader_s: float, server: bool) -> dict:
+# Per size: chunks in the file ingested, chunks already in the library, seconds of reader queries, step timeout.
+SIZES = {"full": (10_000, 500, 15.0, 60.0), "quick": (2000, 500, 5.0, 60.0), "smoke": (600, 100, 1.0, 30.0)}
+
+
+def scenario(root: Path, env: dict, sizes: tuple[int, int, float], timeout: float, server: bool) -> dict:
+    chunks, base_chunks, reader_s = sizes
     data, big, base = root / "a", root / "big.txt", root / "base.txt"
     make_file(big, chunks)
-    make_file(base, 500)
-    fig: dict = {"chunks": chunks, "base_library": timed(env, 900, "writer", str(data), str(base))["stdout"]}
+    make_file(base, base_chunks)
+    fig: dict = {"chunks": chunks, "base_library": report_of(timed(env, 900, "writer", str(data), str(base)), "writer")}
     log: list[str] = []
     proc = spawn("writer", str(data), str(big), env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
@@ -195,8 +211,8 @@ def scenario(root: Path, env: dict, chunks: int, timeout: float, reader_s: float
         if server:  # another program with its own data dir on the same server: it recovers at open
             fig["docs_other_dir_during_ingest"] = timed(env, timeout, "cli", str(root / "b"), "docs")
         fig["search_during_ingest"] = timed(env, timeout, "cli", str(data), "search", "base paragraph 7")
-        fig["reader_during_ingest"] = json.loads(timed(env, timeout + reader_s, "reader", str(data),
-                                                       str(reader_s))["stdout"] or "{}")
+        fig["reader_during_ingest"] = report_of(timed(env, timeout + reader_s, "reader", str(data), str(reader_s)),
+                                                "reader")
         fig["writer_still_running_after_reads"] = proc.poll() is None
         out, _ = proc.communicate(timeout=1800)
         fig["writer"] = json.loads((log + out.splitlines())[-1])
@@ -204,7 +220,7 @@ def scenario(root: Path, env: dict, chunks: int, timeout: float, reader_s: float
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
-    fig["audit_after"] = json.loads(timed(env, 600, "audit", str(root / "c" if server else data))["stdout"] or "{}")
+    fig["audit_after"] = report_of(timed(env, 600, "audit", str(root / "c" if server else data)), "audit")
     return fig
 
 
@@ -222,9 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     parser.add_argument("--server", action="store_true")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest size (600 chunks, slowed hashing embedder): checks that the bench runs")
     parser.add_argument("--repo")
-    parser.add_argument("--embedder", choices=("onnx", "slow"), help="default: onnx (--quick: slow)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a blocked step is killed")
+    parser.add_argument("--embedder", choices=("onnx", "slow"), help="default: onnx (--quick, --smoke: slow)")
+    parser.add_argument("--timeout", type=float, help="seconds before a blocked step is killed (default 60, "
+                                                      "--smoke: 30)")
     args = parser.parse_args(argv)
     if args.step == "writer":
         return writer(Path(args.rest[0]), Path(args.rest[1]))
@@ -234,8 +253,10 @@ def main(argv: list[str] | None = None) -> int:
         return audit(Path(args.rest[0]))
     if args.step == "cli":
         return run_cli(Path(args.rest[0]), *args.rest[1:])
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
+    *sizes, timeout = SIZES[size]
     env = {**os.environ, "BENCH_REPO": str(Path(args.repo).resolve()) if args.repo else str(REPO),
-           "BENCH_EMBEDDER": args.embedder or ("slow" if args.quick else "onnx")}
+           "BENCH_EMBEDDER": args.embedder or ("onnx" if size == "full" else "slow")}
     # The CLI's own embedder (wiring): the same vectors as the writer's, from the same model cache.
     env.update({"DOCAGENT_MODEL_DIR": str(MODEL_CACHE)} if env["BENCH_EMBEDDER"] == "onnx"
                else {"DOCAGENT_FAKE_EMBEDDER": "1"})
@@ -244,12 +265,11 @@ def main(argv: list[str] | None = None) -> int:
         if server is not None:
             env.update(CHROMA_HOST="127.0.0.1", CHROMA_PORT=str(server.port))
         try:
-            fig = scenario(Path(tmp), env, 2000 if args.quick else 10_000, args.timeout, 5.0 if args.quick else 15.0,
-                           args.server)
+            fig = scenario(Path(tmp), env, tuple(sizes), args.timeout or timeout, args.server)
         finally:
             if server is not None:
                 server.stop()
-    fig.update(bench="readers", mode="server" if args.server else "embedded", repo=env["BENCH_REPO"],
+    fig.update(bench="readers", size=size, mode="server" if args.server else "embedded", repo=env["BENCH_REPO"],
                embedder=env["BENCH_EMBEDDER"])
     for key, value in fig.items():
         print(f"{key}: {value}")

@@ -3,6 +3,8 @@
     .venv/bin/python bench/retrieval.py --quick    # 2k and 10k chunks (~1-2 min)
     .venv/bin/python bench/retrieval.py            # 10k and 100k chunks
     .venv/bin/python bench/retrieval.py --quality  # instead: hit@8 / MRR per strategy on real PDFs (~5 min)
+    .venv/bin/python bench/retrieval.py --smoke    # 500 chunks, 8 queries, and the quality sweep on the sample
+                                                   # corpus (evaluation.sample) in a temporary folder
 
 Ours: HybridRetriever (freshness check + bm25s BM25 + OnnxEmbedder query embedding + Chroma query + RRF + chunk
 fetch). Reference: rank_bm25.BM25Okapi over lower().split() tokens + sentence-transformers (torch) query encoding
@@ -11,7 +13,9 @@ candidates per retriever. torch runs with whichever of its default threads or 1 
 (on a loaded 2-core machine its default threads can be several times slower), so the ratio is conservative. The store is filled through VectorStore.add_document (documents of 500 chunks) with
 generated text (real English words from the model's vocabulary, Zipf-distributed, with years, amounts, percents
 and codes) and hash-seeded random unit vectors: embedding 100k chunks for real takes an hour and is not what is
-measured. The last line printed is one JSON object with every figure.
+measured. --smoke checks that the bench runs at all: the latency figures at one tiny size, then the --quality
+sweep over the five generated documents of evaluation.sample (nothing from ../shared/data). The last line printed
+is one JSON object with every figure.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -215,7 +220,7 @@ def fastest_torch_threads(model, qs: list[str]) -> int:
 
 SHARED = REPO.parent / "shared" / "data"
 FINANCEBENCH = SHARED / "bench" / "financebench_subset"
-PAPER_QUESTIONS = REPO / "eval" / "papers.jsonl"
+PAPER_QUESTIONS = REPO / "evaluation" / "sets" / "papers.jsonl"
 SWEEP = (("vector", "vector", 1.0), ("bm25", "bm25", 1.0), ("hybrid w=1", "hybrid", 1.0),
          ("hybrid w=2", "hybrid", 2.0), ("hybrid w=3", "hybrid", 3.0), ("auto (w=2)", "auto", 2.0))
 Gold = list[tuple[str, str, set[int]]]  # (question, file name, 1-based evidence pages)
@@ -231,10 +236,11 @@ def financebench_gold() -> Gold:
     return out
 
 
-def papers_gold() -> Gold:
-    """eval/papers.jsonl questions answered on one page set of one paper (multi-document ones left out)."""
+def papers_gold(path: Path = PAPER_QUESTIONS) -> Gold:
+    """evaluation/sets/papers.jsonl questions (or another set's, `path`) answered on one page set of one document
+    (multi-document ones left out)."""
     out = []
-    for line in PAPER_QUESTIONS.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         if isinstance(record.get("doc"), str) and record.get("pages"):
             out.append((record["question"], record["doc"], set(record["pages"])))
@@ -264,31 +270,49 @@ def quality_set(root: Path, embedder, pdfs: list[Path], gold: Gold, k: int) -> d
     return {name: score_config(kb, embedder, strategy, weight, gold, k) for name, strategy, weight in SWEEP}
 
 
-def quality(cache: Path | None, k: int = 8) -> None:
-    """Page hit@k, document hit@k and page MRR@k per strategy and BM25 weight, real embedder, over the
-    FinanceBench subset (11 SEC PDFs) and the single-paper questions of eval/papers.jsonl (4 papers)."""
+def quality_sets() -> list[tuple[str, list[Path], Callable[[], Gold]]]:
+    """FinanceBench subset (11 SEC PDFs) and the single-paper questions of evaluation/sets/papers.jsonl (4 papers),
+    those present here."""
     sets = [("financebench", sorted((FINANCEBENCH / "pdfs").glob("*.pdf")), financebench_gold)]
     sets.append(("papers", sorted((SHARED / "papers").glob("*.pdf")), papers_gold))
-    sets = [(name, pdfs, gold) for name, pdfs, gold in sets if pdfs and (name != "papers" or PAPER_QUESTIONS.exists())]
-    if not sets:
-        print(f"{SHARED} is absent: no quality sweep")
-        return
+    return [(name, pdfs, gold) for name, pdfs, gold in sets if pdfs and (name != "papers" or PAPER_QUESTIONS.exists())]
+
+
+def smoke_quality_sets(folder: Path) -> list[tuple[str, list[Path], Callable[[], Gold]]]:
+    """--smoke: the five sample documents (evaluation.sample) written into `folder`, with their paged questions."""
+    from evaluation import SAMPLE_DATASET, make_sample_corpus
+
+    return [("sample", make_sample_corpus(folder), lambda: papers_gold(SAMPLE_DATASET))]
+
+
+def sweep(root: Path, embedder, sets, k: int) -> dict:
+    """Page hit@k, document hit@k and page MRR@k per strategy and BM25 weight over `sets`, each indexed under
+    `root`; printed per configuration and returned as the figures."""
     totals: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        embedder = OnnxEmbedder(cache or Path(tmp) / "models")
-        n = 0
-        for name, pdfs, gold_fn in sets:
-            gold = gold_fn()
-            n += len(gold)
-            for config, counts in quality_set(Path(tmp) / name, embedder, pdfs, gold, k).items():
-                totals[config] = [a + b for a, b in zip(totals.get(config, [0, 0, 0.0]), counts, strict=True)]
+    n = 0
+    for name, pdfs, gold_fn in sets:
+        gold = gold_fn()
+        n += len(gold)
+        for config, counts in quality_set(root / name, embedder, pdfs, gold, k).items():
+            totals[config] = [a + b for a, b in zip(totals.get(config, [0, 0, 0.0]), counts, strict=True)]
     table = {c: {"page_hit": round(p / n, 3), "doc_hit": round(d / n, 3), "mrr": round(r / n, 3)}
              for c, (p, d, r) in totals.items()}
     for config, fig in table.items():
         print(f"  {config:<11} page hit@{k} {fig['page_hit']:.3f}  doc hit@{k} {fig['doc_hit']:.3f}  "
               f"page MRR@{k} {fig['mrr']:.3f}")
-    print(json.dumps({"bench": "retrieval-quality", "sets": [s[0] for s in sets], "questions": n, "k": k,
-                      "configs": table}))
+    return {"sets": [s[0] for s in sets], "questions": n, "k": k, "configs": table}
+
+
+def quality(cache: Path | None, k: int = 8) -> None:
+    """The sweep over the real sets with the real embedder, as one JSON line."""
+    sets = quality_sets()
+    if not sets:
+        print(f"{SHARED} is absent: no quality sweep")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        embedder = OnnxEmbedder(cache or Path(tmp) / "models")
+        figures = sweep(Path(tmp), embedder, sets, k)
+    print(json.dumps({"bench": "retrieval-quality", **figures}))
 
 
 def main() -> None:
@@ -300,13 +324,17 @@ def main() -> None:
                         help="keep the filled stores here and reuse them next time (default: a temporary folder)")
     parser.add_argument("--quality", action="store_true",
                         help="instead: retrieval quality per strategy on FinanceBench + papers (real embedder)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="500 chunks and 8 queries, then the quality sweep on the sample corpus, all in a "
+                             "temporary folder: checks that the bench runs")
     args = parser.parse_args()
     if args.quality:
         quality(args.cache)
         return
-    sizes = (2_000, 10_000) if args.quick else (10_000, 100_000)
+    run = "smoke" if args.smoke else "quick" if args.quick else "full"
+    sizes = {"smoke": (CHUNKS_PER_DOC,), "quick": (2_000, 10_000), "full": (10_000, 100_000)}[run]
     words = vocabulary()
-    qs = queries(args.queries or (30 if args.quick else 60), words)
+    qs = queries(args.queries or {"smoke": 8, "quick": 30, "full": 60}[run], words)
     from sentence_transformers import SentenceTransformer
 
     torch_model = SentenceTransformer(str(model_files.model_dir()), device="cpu")
@@ -322,8 +350,11 @@ def main() -> None:
             fig["torch_query_embed_p50_ms"], _ = percentiles(lambda q: torch_model.encode(q), qs)
             figures.append(fig)
             report(fig)
-    print(json.dumps({"bench": "retrieval", "quick": args.quick, "queries": len(qs), "torch_threads": torch_threads,
-                      "stages": figures}))
+        out = {"bench": "retrieval", "size": run, "quick": args.quick, "queries": len(qs),
+               "torch_threads": torch_threads, "stages": figures}
+        if args.smoke:
+            out["quality"] = sweep(Path(tmp) / "quality", onnx, smoke_quality_sets(Path(tmp) / "sample"), TOP_K)
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":
