@@ -48,6 +48,30 @@ from agentic_rag.types import (
 MAX_SEARCH_QUERIES = 3  # document-worded queries searched beside the sub-questions
 MAX_QUERY_CHARS = 200  # a keyword query, not a paragraph
 THINKING = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.DOTALL | re.IGNORECASE)
+_CLOSED = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
+
+
+def without_thinking(text: str) -> tuple[str, str]:
+    """A reply without the reasoning a local model writes into it, and what was odd about it ("" if nothing):
+    every closed <think> block goes wherever it stands (a second one too); a closing tag with no opening (the
+    server's template opened the block) drops what comes before it; an opening tag never closed (thoughts cut at
+    the output limit, or a model that never closed them) drops what follows it."""
+    odd = []
+    close = list(_CLOSE.finditer(text))
+    first_open = _OPEN.search(text)
+    if close and (first_open is None or close[0].start() < first_open.start()):
+        text = text[close[0].end():]
+        odd.append("its reasoning began before the reply (a closing </think> with no opening)")
+    if len(_CLOSED.findall(text)) > 1:
+        odd.append("several <think> blocks")
+    text = _CLOSED.sub("", text)
+    unclosed = _OPEN.search(text)
+    if unclosed:
+        text = text[:unclosed.start()]
+        odd.append("a <think> block never closed")
+    return text.strip(), "; ".join(odd)
 
 
 class ModelBrain:
@@ -80,13 +104,27 @@ class ModelBrain:
         return self._drafted("combine", combine_messages(analysis, partials), on_token, deadline)
 
     def _drafted(self, step: str, messages, on_token, deadline: float) -> BrainReply:
-        shown = _HideThinking(_HideMark(on_token)) if on_token is not None else None
-        r = self._call(step, messages, deadline=deadline, on_token=shown)
-        if shown is not None:
-            shown.flush()
-        text = THINKING.sub("", r.value, count=1) if r.value.lstrip().lower().startswith("<think") else r.value
+        """The streamed reply as a Draft, without the model's reasoning. A reply that holds nothing else (its
+        thoughts never closed, or cut at the output limit) is asked for once more; a second empty one is a
+        BrainError naming the cause, and the question is answered offline with that warning."""
+        spent = [0, 0, 0]
+        for attempt in (1, 2):
+            shown = _HideThinking(_HideMark(on_token)) if on_token is not None else None
+            r = self._call(step, messages, deadline=deadline, on_token=shown)
+            if shown is not None:
+                shown.flush()
+            spent = [spent[0] + r.calls, spent[1] + r.input_tokens, spent[2] + r.output_tokens]
+            text, odd = without_thinking(r.value)
+            if text or attempt == 2 or time.monotonic() >= deadline:
+                break
+        if not text:
+            name = self._provider().name
+            said = (f"{name} wrote no answer, only its reasoning ({odd})" if odd else
+                    f"{name} wrote an empty answer" + (" (cut at the output limit)" if r.truncated else ""))
+            raise BrainError(f"{said}, {attempt} time(s)", calls=spent[0], input_tokens=spent[1],
+                             output_tokens=spent[2])
         draft = Draft(text.replace(NOT_FOUND_MARK, "").strip(), refused=NOT_FOUND_MARK in text, truncated=r.truncated)
-        return BrainReply(draft, r.calls, r.input_tokens, r.output_tokens)
+        return BrainReply(draft, *spent)
 
     def table_sql(self, question: str, schemas: str, *, deadline: float) -> BrainReply:
         """One read-only query over the described tables ('' when they cannot answer), from one structured call."""
@@ -158,37 +196,42 @@ class _HideMark:
 
 
 class _HideThinking:
-    """Streams text on without a reasoning model's leading <think>...</think> block (some local servers put
-    the thoughts in the content); text that does not start with one passes at once."""
+    """Streams text on without a reasoning model's <think>...</think> blocks (some local servers put the
+    thoughts in the content), wherever they stand; a tail that may be a tag's beginning is held back."""
 
-    OPEN, CLOSE = "<think>", "</think>"
+    OPEN = "<think"
 
     def __init__(self, inner: _HideMark):
         self.inner = inner
         self.held = ""
-        self.state = "start"  # start: undecided; thinking: inside the block; through: passing text on
+        self.thinking = False
 
     def __call__(self, piece: str) -> None:
-        if self.state == "through":
-            return self.inner(piece)
         self.held += piece
-        if self.state == "start":
-            head = self.held.lstrip().lower()
-            if self.OPEN.startswith(head[:len(self.OPEN)]) and len(head) < len(self.OPEN):
-                return None  # may still become "<think>"
-            self.state = "thinking" if head.startswith(self.OPEN) else "through"
-        if self.state == "thinking":
-            end = self.held.lower().find(self.CLOSE)
-            if end < 0:
-                return None
-            self.held, self.state = self.held[end + len(self.CLOSE):].lstrip(), "through"
-        held, self.held = self.held, ""
-        if held:
-            self.inner(held)
-        return None
+        while True:
+            if self.thinking:
+                end = _CLOSE.search(self.held)
+                if end is None:
+                    self.held = self.held[-len("</thinking>"):]  # only what may be the closing tag's beginning
+                    return None
+                self.held, self.thinking = self.held[end.end():].lstrip(), False
+                continue
+            begin = _OPEN.search(self.held)
+            if begin is not None:
+                if self.held[:begin.start()]:
+                    self.inner(self.held[:begin.start()])
+                self.held, self.thinking = self.held[begin.end():], True
+                continue
+            lower = self.held.lower()
+            keep = next((k for k in range(min(len("<thinking"), len(lower)), 0, -1)
+                         if "<thinking>".startswith(lower[-k:])), 0)
+            out, self.held = (self.held[:-keep], self.held[-keep:]) if keep else (self.held, "")
+            if out:
+                self.inner(out)
+            return None
 
     def flush(self) -> None:
-        if self.state != "thinking" and self.held:
+        if not self.thinking and self.held:
             self.inner(self.held)
         self.held = ""
         self.inner.flush()

@@ -183,6 +183,44 @@ def test_a_leading_think_block_is_neither_streamed_nor_kept(corpus, chunks):
     assert "think" not in "".join(tokens) and "think" not in result.answer
 
 
+@pytest.mark.parametrize("text", [
+    "<think>\nP1 says 5.2.\n</think>\nRevenue in 2023 was $5.2 million [P1].\n<think>Check: fine.</think>",
+    "The user asks about revenue; P1 has it.\n</think>\n\nRevenue in 2023 was $5.2 million [P1].",  # opened by the template
+    "Revenue in 2023 was $5.2 million [P1].\n<think>Should I add the 2022 figure? The passage",  # cut while thinking again
+])
+def test_thinking_anywhere_in_a_reply_is_neither_streamed_nor_kept(corpus, text):
+    with OpenAIStub(responder=on_answer(OpenAIReply(text=text, chunks=7))) as stub:
+        tokens = []
+        result = agent_for(stub.base_url, corpus).ask(QUESTION, on_token=tokens.append)
+    assert result.answer.startswith("Revenue in 2023 was $5.2 million [1].")
+    assert "think" not in result.answer and "Check: fine" not in result.answer and "2022 figure" not in result.answer
+    if not text.startswith("The user"):  # a closing tag with no opening is known only when it comes
+        assert "think" not in "".join(tokens) and "Check: fine" not in "".join(tokens)
+    assert not any("claim" in w and "think" in w for w in result.warnings)
+
+
+def test_a_reply_that_is_only_thinking_is_asked_again_once(corpus):
+    never_closed = OpenAIReply(text="<think>\nThe question asks for revenue. Passage P1 says", chunks=4)
+    with OpenAIStub(responder=on_answer(never_closed, OpenAIReply(text="Revenue in 2023 was $5.2 million [P1]."))) as stub:
+        result = agent_for(stub.base_url, corpus).ask(QUESTION)
+    assert result.mode == MODEL_MODE and result.answer.startswith("Revenue in 2023 was $5.2 million [1].")
+    assert len(answers(stub)) == 2
+
+
+@pytest.mark.parametrize("reply, requests", [
+    (OpenAIReply(text="<think>\nLet me look at P1. It says", chunks=4), 2),
+    # cut at the output limit while thinking: each attempt is continued once, then asked again once
+    (OpenAIReply(text="<think>\nLet me look at P1 and then P2 and", chunks=4, finish="length"), 4),
+])
+def test_a_second_reply_without_an_answer_is_answered_offline_with_the_cause(corpus, reply, requests):
+    with OpenAIStub(responder=on_answer(*[reply] * 6)) as stub:
+        result = agent_for(stub.base_url, corpus).ask(QUESTION)
+    assert result.mode == "offline" and result.answer.strip()  # never blank
+    assert any("only its reasoning (a <think> block never closed)" in w and "offline" in w
+               for w in result.warnings), result.warnings
+    assert len(answers(stub)) == requests
+
+
 def test_a_refusal_claims_nothing(corpus):
     refusal = OpenAIReply(text="[[NOT FOUND]] I could not find this in the documents.", chunks=5)
     with OpenAIStub(responder=on_answer(refusal)) as stub:
