@@ -188,6 +188,8 @@ def _same_place(cited: Sequence[ContextBlock], blocks: Mapping[int, ContextBlock
 
 
 def _uncited(claim: Claim, coverage: Sequence[Coverage]) -> Claim:
+    """A claim citing no passage: supported only where it names documents and agrees with the engine's check of
+    each (a "which documents mention X" answer); otherwise unsupported."""
     named = [c for c in coverage if _names_file(claim.text, c.file_name)]
     if named:
         negative = bool(_NEGATIVE.search(claim.text))
@@ -195,9 +197,9 @@ def _uncited(claim: Claim, coverage: Sequence[Coverage]) -> Claim:
         if wrong:
             return replace(claim, verdict="unsupported", reason=f"the check of {wrong[0]} says otherwise")
         return replace(claim, verdict="supported", reason="matches the check of every document")
-    if claim.verdict == "supported" and not claim.evidence:
-        return replace(claim, verdict="partial", reason="no citation")
-    return claim
+    # "Supported" means a cited passage states it: a claim that cites none is not, whatever the verifier thinks
+    # of it (world knowledge, or a passage it did not name).
+    return replace(claim, verdict="unsupported", reason="cites no passage")
 
 
 def _names_file(text: str, file_name: str) -> bool:

@@ -271,6 +271,20 @@ def test_each_failure_ends_offline_with_a_warning_and_bounded_waits(stub, corpus
     assert KEY not in json.dumps(result.to_dict())
 
 
+def test_an_uncited_claim_is_unsupported_not_partly_supported(corpus):
+    """Gemini adds a sentence from its own knowledge; the stub's verifier calls every claim supported. A claim
+    that cites no passage is still unsupported, and flagged as such."""
+    def answer(request):
+        return StubReply(text=f"Acme was founded in 1887 in Ohio. Revenue in 2023 was $5.2 million [{label_of(request.prompt)}].")
+
+    with GeminiStub(responder=on_answer(answer, answer)) as stub:  # the revision writes it again
+        result = agent_for(stub.base_url, corpus).ask(QUESTION)
+    verdicts = {c.text.split(" in ")[0]: c.verdict for c in result.claims}
+    assert verdicts == {"Acme was founded": "unsupported", "Revenue": "supported"}, verdicts
+    assert "founded in 1887 in Ohio. ⚠ (not supported by the cited passages)" in result.answer
+    assert "partly" not in result.answer
+
+
 def test_a_timeout_is_retried_at_once_within_the_window(stub, corpus):
     stub.push(StubReply(sleep=2.5), StubReply(sleep=2.5))
     sleeps = Sleeps()
