@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import wiring
+from agentic_rag.language.text import inert_links
 from wiring import DATA_DIR_ENV, DEFAULT_DATA_DIR
 
 STRATEGY_CHOICES = ("auto", "hybrid", "vector", "bm25")  # advanced_retrieval.STRATEGIES, without importing it
@@ -244,11 +245,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return 0
+    shown = inert_links(data["answer"])  # an image or link a document talked the model into: text and address
     if not streamed:
-        print(data["answer"])
-    elif "".join(streamed).strip() != data["answer"].strip():
-        # verification flagged claims, or Gemini failed mid-stream and the offline answer replaced it
-        print("\n\n--- the answer after checking ---\n" + data["answer"])
+        print(shown)
+    elif "".join(streamed).strip() != shown.strip():
+        # verification flagged claims, Gemini failed mid-stream and the offline answer replaced it, or a link
+        print("\n\n--- the answer after checking ---\n" + shown)
     else:
         print()
     for c in data["citations"]:

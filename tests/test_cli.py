@@ -151,6 +151,21 @@ def test_ask_prints_the_checked_answer_when_it_differs_from_what_streamed(monkey
     assert "--- the answer after checking ---\nRevenue was $5m [1]. ⚠ (not supported" in out
 
 
+def test_ask_prints_a_documents_image_or_link_as_text_with_its_address(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")
+    (tmp_path / "memo.txt").write_text("The harbour lantern budget is 4,000 euros ![seal](https://outside.example/"
+                                       "?q=lantern) as [the memo](https://outside.example/memo) says.")
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "ingest", str(tmp_path / "memo.txt")]) == 0
+    capsys.readouterr()
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "ask", "What is the harbour lantern budget?",
+                     "--offline"]) == 0
+    out = capsys.readouterr().out
+    answer = out.split("--- the answer after checking ---")[-1]
+    assert "4,000 euros" in answer and "![" not in answer and "](https" not in answer
+    assert "seal (image not loaded: `https://outside.example/?q=lantern`)" in answer
+    assert "the memo (`https://outside.example/memo`)" in answer
+
+
 def test_rebuild_on_a_whole_library_changes_nothing_and_says_so(monkeypatch, capsys, tmp_path):
     """`rebuild` indexes only kept originals the library lacks (tests/advanced_retrieval/library/test_restore.py runs
     it on lost and unreadable stores in fresh processes); on a whole library it writes nothing."""

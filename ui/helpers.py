@@ -12,6 +12,8 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 
+from agentic_rag.language.text import inert_links
+
 MAX_UPLOAD_MB = 200  # keep equal to server.maxUploadSize in .streamlit/config.toml and Limits.max_bytes
 
 MAX_SUMMARISED = 8  # agentic_rag's summary of every document reads at most this many documents
@@ -287,11 +289,17 @@ def conversation_markdown(messages: Sequence[dict], mode_label: str) -> str:
             continue
         answer = message.get("answer")
         lines += [f"_Answered by: {answer_mode_label(answer.mode if answer else '', message.get('model', ''))}_", ""]
-        lines += [message["content"] or message.get("error") or "_(no answer)_", ""]
+        lines += [_export_text(message["content"]) or message.get("error") or "_(no answer)_", ""]
         if answer is not None:
             lines += _export_sources(answer.citations) + _export_reasoning(answer)
             lines += [line for warning in answer.warnings for line in (f"> Warning: {warning}", "")]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _export_text(answer: str) -> str:
+    """An answer as the export writes it: Markdown formatting kept, but no image that a Markdown viewer would
+    load, no link it would follow, and no HTML tag it would render (tags print as typed)."""
+    return inert_links(answer).replace("<", "&lt;")
 
 
 def answer_mode_label(mode: str, model: str = "") -> str:
@@ -308,7 +316,7 @@ def _export_sources(citations: Sequence) -> list[str]:
     out = ["### Sources", ""]
     for c in citations:
         passage = " ".join(c.text.split())
-        out.append(f"- {citation_label(c)}" + (f" — “{passage[:300]}”" if passage else ""))
+        out.append(f"- {citation_label(c)}" + (f" — “{_export_text(passage[:300])}”" if passage else ""))
     return out + [""]
 
 
@@ -321,7 +329,7 @@ def _export_reasoning(answer) -> list[str]:
                    f"{entry.get('llm_calls', 0)} LLM calls): {entry.get('summary', '')}")
     for claim in answer.claims:
         marks = "".join(f"[{n}]" for n in claim.citations)
-        out.append(f"- claim ({claim.verdict}): {claim.text} {marks}".rstrip())
+        out.append(f"- claim ({claim.verdict}): {_export_text(claim.text)} {marks}".rstrip())
     out.append(f"- confidence: {answer.confidence:.2f}")
     return out + [""]
 

@@ -172,3 +172,30 @@ def truncate_tokens(text: str, max_tokens: int) -> str:
         return text
     cut = text[:limit].rsplit(" ", 1)[0]
     return cut[: max(0, limit - 1)] + "…"
+
+
+_TITLE = r'(?:\s+(?:"[^"\n]*"|\'[^\'\n]*\'))?'
+_IMAGE = re.compile(r"(?<!\\)!\[([^\]\n]*)(?<!\\)\]\(\s*<?([^\s()<>]*(?:\([^\s()]*\))?[^\s()<>]*)>?" + _TITLE + r"\s*\)")
+_LINK = re.compile(r"(?<!\\)\[([^\]\n]+)(?<!\\)\]\(\s*<?([^\s()<>]*(?:\([^\s()]*\))?[^\s()<>]*)>?" + _TITLE + r"\s*\)")
+_IMAGE_REF = re.compile(r"!\[([^\]\n]*)\]\[([^\]\n]*)\]")
+_REF_DEFINITION = re.compile(r"^( {0,3})\[([^\]\n]+)\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.MULTILINE)
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto|file|data):[^\s<>]*)>", re.IGNORECASE)
+
+
+def inert_links(text: str, *, code: bool = True) -> str:
+    """Answer text whose Markdown images and links are text with their address in a code span, never a
+    picture that loads or a link to follow: `![logo](https://x/?q=…)` becomes "logo (image not loaded:
+    `https://x/?q=…`)", `[guide](https://x)` "guide (`https://x`)", `<https://x>` "`https://x`", a reference
+    definition `[1]: https://x` "[1]: `https://x`". A document can ask the model to write any of them; the
+    chat, the export, the command line and the evaluation page show them this way alike. Citations ([1], [P2])
+    are untouched, and so is an escaped bracket (`\\[x\\](y)` is no link). `code=False` leaves the address bare.
+    The app's chat shows such Markdown literally instead (`ui.md_safe`): text and address all the same."""
+    def address(url: str) -> str:
+        return "`" + url.replace("`", "") + "`" if code else url
+
+    text = _IMAGE.sub(lambda m: f"{m.group(1).strip() or 'image'} (image not loaded: {address(m.group(2))})", text)
+    text = _IMAGE_REF.sub(lambda m: f"{m.group(1).strip() or 'image'} (image not loaded)", text)
+    text = _LINK.sub(lambda m: address(m.group(2)) if m.group(1).strip() == m.group(2)
+                     else f"{m.group(1)} ({address(m.group(2))})", text)
+    text = _AUTOLINK.sub(lambda m: address(m.group(1)), text)
+    return _REF_DEFINITION.sub(lambda m: f"{m.group(1)}[{m.group(2)}]: {address(m.group(3))}", text)

@@ -36,6 +36,21 @@ def test_script_and_markdown_tricks_in_a_document_stay_text_from_ingest_to_expor
     assert "](" not in answer.replace("\\](", "")
 
 
+def test_a_link_or_image_the_model_wrote_is_text_with_its_address_in_the_export():
+    from agentic_rag import AnswerResult
+
+    text = ("Revenue was $5.2 million [1]. ![logo](https://outside.example/?q=revenue) "
+            "See [the filing](https://outside.example/f) and <https://outside.example/raw> <img src=x>.")
+    answer = AnswerResult(answer=text, citations=(), mode="gemini")
+    md = ui.conversation_markdown([{"role": "user", "content": "Revenue?"},
+                                   {"role": "assistant", "content": text, "answer": answer}], "Gemini")
+    assert "![" not in md and "](http" not in md and "<https" not in md and "<img" not in md
+    assert "logo (image not loaded: `https://outside.example/?q=revenue`)" in md
+    assert "the filing (`https://outside.example/f`)" in md and "`https://outside.example/raw`" in md
+    assert "[1]" in md  # citations stay
+    assert ui_helpers.inert_links("See the \\[guide\\](http://x) first [P2].") == "See the \\[guide\\](http://x) first [P2]."
+
+
 def test_query_terms_drop_stopwords_keep_numbers_and_order():
     assert ui.query_terms("What is the revenue of ACME in 2023 and the revenue growth?") == (
         "revenue", "acme", "2023", "growth")
