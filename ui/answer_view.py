@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
+from agentic_rag.checks.instructions import instruction_in
 from agentic_rag.tables.compute import shown
 from ui import helpers as ui
 from ui import source_viewer as sv
@@ -92,6 +93,10 @@ def source_card_html(citation, hit, terms: Sequence[str], neighbours: Sequence =
         body.append(_passage(citation.text, terms))
     scores = f'<div class="scores">{html.escape(ui.scores_text(hit))}</div>' if hit is not None else ""
     note = f'<div class="gone">{GONE_NOTE}</div>' if gone else ""
+    steers = instruction_in(citation.text)
+    if steers:
+        note += (f'<div class="gone">⚠ This passage {html.escape(steers)}. It is shown as what the document says; '
+                 "a claim that rests on it alone is not supported.</div>")
     return f'<div class="docagent-source">{title if head else ""}{note}{"".join(body)}{scores}</div>'
 
 

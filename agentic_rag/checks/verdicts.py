@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from agentic_rag.checks.claims import MIN_CLAIM_TERMS, ClaimDraft
 from agentic_rag.checks.figures import arithmetic_errors, calculations, other_periods, unexplained
+from agentic_rag.checks.instructions import instruction_in
 from agentic_rag.language.concepts import forms_of, near
 from agentic_rag.language.quotes import EMBED_CHARS, Ask, Gate
 from agentic_rag.language.text import overlap, terms, unwrap
@@ -134,6 +135,10 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
     cited = [blocks[n] for n in claim.citations]
     if not cited:
         return _uncited(claim, coverage)
+    steering = [instruction_in(b.chunk.text) for b in cited]
+    if all(steering):
+        return replace(claim, verdict="unsupported", reason=f"its only source {steering[0]}: an instruction inside "
+                       "a document, not a statement of fact")
     if ghosts:
         claim = replace(claim, verdict="partial" if claim.verdict == "supported" else claim.verdict,
                         reason=f"also cites [P{ghosts[0]}], which names no passage; {claim.reason}".rstrip("; "))
