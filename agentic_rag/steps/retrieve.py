@@ -92,11 +92,15 @@ THIN = 0.3  # below this best cosine, and no passage holding every word of the q
 
 def _explores(state: AgentState, run: Run, rnd: Round) -> bool:
     """Whether the explore route runs: a model that calls tools, a question that spans a document (every item
-    of a kind) or a first retrieval that came back thin, and calls left for it besides the answer and its check."""
+    of a kind) or a passage question whose first retrieval came back thin, and calls left for it besides the
+    answer and its check."""
     if state.get("mode") not in MODEL_MODES or not isinstance(run.brain, ModelBrain) or _rounds_left(state, run) < 1:
         return False
-    if state["analysis"].scope == "list":
+    scope = state["analysis"].scope
+    if scope == "list":
         return True
+    if scope != "passage":
+        return False  # a document, section or library reading reads what it needs, whatever the first hits were
     hits = [h for _, found in rnd.updates["sub_hits"] for h in found]
     best = max((h.vector_score or 0.0 for h in hits), default=0.0)
     return best < THIN and not _holds_every_term(state["analysis"].standalone, hits)
