@@ -149,9 +149,48 @@ def resolve_follow_up(question: str, history: Sequence[tuple[str, str]]) -> str 
     if year and re.search(r"\b(1[89]\d\d|20\d\d)\b", prev_q):
         return re.sub(r"\b(1[89]\d\d|20\d\d)\b", year.group(1), prev_q, count=1)
     names = re.findall(r"(?<!^)\b[A-Z][\w&-]*(?:\s+[A-Z][\w&-]*)*", prev_q)
-    if rest and rest[:1].isupper() and len(rest.split()) <= 4 and names:
-        return prev_q.replace(names[0], rest, 1)
+    subject = names[0] if names else ""
+    if rest and _name_like(rest) and len(rest.split()) <= 4 and subject:
+        return prev_q.replace(subject, rest, 1)  # "and Globex?": the same question of another name
+    sibling = _sibling_swap(prev_q, rest)
+    if sibling:
+        return sibling
+    pronoun = _PRONOUN.search(rest)
+    if pronoun and subject and pronoun.group(0).lower() in _SUBJECT_PRONOUNS and len(terms(rest)) >= 2:
+        # "Compare it with BERT": a request of its own about the previous subject, which replaces the pronoun
+        said = rest[:pronoun.start()] + subject + rest[pronoun.end():]
+        return said[:1].upper() + said[1:] + ("?" if question.rstrip().endswith("?") else "")
     return f"{prev_q.rstrip(' ?')} — {rest}?" if rest else prev_q
+
+
+_SUBJECT_PRONOUNS = frozenset({"it", "this", "that", "they", "them", "he", "she", "him", "her"})
+
+
+def _sibling_swap(prev_question: str, rest: str) -> str | None:
+    """"And the decoder?" after "How many layers does the Transformer encoder have?": the one word of the previous
+    question that shares a stem ending of 4+ letters with the new term (encoder/decoder, maximum/minimum,
+    upstream/downstream) is swapped for it; None when there is not exactly one."""
+    m = re.fullmatch(r"(?:the\s+|its\s+|their\s+)?([a-z][a-z-]{4,})", rest.strip(), re.IGNORECASE)
+    if not m:
+        return None
+    new = m.group(1)
+    found = [w for w in set(re.findall(r"[A-Za-z][A-Za-z-]{4,}", prev_question))
+             if not w.lower().endswith(new.lower()) and _shared_ending(w.lower(), new.lower()) >= 4]
+    if len(found) != 1:
+        return None
+    return re.sub(rf"\b{re.escape(found[0])}\b", new, prev_question, count=1)
+
+
+def _shared_ending(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def _name_like(text: str) -> bool:
+    """'Globex', 'BERT-Large', 'New York 2': every word a capitalised name or a number (not 'Compare it with X')."""
+    return all(w[:1].isupper() or w[:1].isdigit() for w in text.split())
 
 
 def decompose(analysis: Analysis) -> tuple[str, ...]:

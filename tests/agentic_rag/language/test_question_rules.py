@@ -53,6 +53,14 @@ def test_follow_ups_are_rewritten_from_history():
     assert resolve_follow_up("what about 2022?", revenue) == "What was Acme's revenue in 2022?"
     assert resolve_follow_up("and Globex?", revenue) == "What was Globex's revenue in 2023?"
     assert resolve_follow_up("What is the capital of Peru?", revenue) is None
+    # the subject and the new term are kept: a sibling word swapped, a pronoun resolved, a name replaced
+    layers = [("How many layers does the Transformer encoder have?", "N = 6 [1]")]
+    assert resolve_follow_up("And the decoder?", layers) == "How many layers does the Transformer decoder have?"
+    adam = [("What optimizer does the Adam paper propose?", "Adam [1]")]
+    assert resolve_follow_up("Compare it with BERT", adam) == "Compare Adam with BERT"
+    assert resolve_follow_up("And BERT?", adam) == "What optimizer does the BERT paper propose?"
+    attention = [("What does the encoder-decoder attention do?", "x [1]")]
+    assert resolve_follow_up("And the decoder?", attention) == "What does the encoder-decoder attention do — the decoder?"
     assert resolve_follow_up("and the second one?", []) is None
     a = analyze_question("and the second one?", sites)
     assert a.follow_up and a.standalone == "What about Bilbao?" and "Bilbao" in a.key_concepts
