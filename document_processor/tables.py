@@ -84,15 +84,55 @@ def _has_figures(row: list[str]) -> bool:
 
 
 def _joined_header(rows: list[list[str]]) -> list[str]:
-    """Header rows joined column by column; a cell left empty under a merged one takes its word from the left."""
+    """Header rows joined column by column. A label over a group of columns names the whole group: the groups
+    are read off the last header row, where a repeated cell ("2022 2021 2020 | 2022 2021 2020") starts the next
+    one, so a label the PDF printed centred over its group ("Net Revenue" over 2021) still names 2022 and 2020.
+    Where the groups do not say (no repeat, or two labels in one group), a cell left empty under a merged one
+    takes its word from the left."""
     joined = [""] * len(rows[0])
+    groups = _groups(rows[-1])
     for row in rows:
+        spread = row is not rows[-1] and _spread(row, groups)
         carried = ""
         for i, cell in enumerate(row):
-            carried = cell or (carried if i and row is not rows[-1] else "")
+            carried = spread[i] if spread else cell or (carried if i and row is not rows[-1] else "")
             if carried and carried not in joined[i].split(" "):
                 joined[i] = f"{joined[i]} {carried}".strip()
     return joined
+
+
+def _groups(last: list[str]) -> list[list[int]]:
+    """The columns after the first in runs that each start where the last header row repeats a cell of the run
+    before ("2022 2021 2020 2022 2021 2020": two runs of three); one run when nothing repeats."""
+    groups: list[list[int]] = []
+    seen: set[str] = set()
+    for i, cell in enumerate(last[1:], start=1):
+        key = " ".join(cell.split()).lower()
+        if not groups or (key and key in seen):
+            groups.append([])
+            seen = set()
+        groups[-1].append(i)
+        if key:
+            seen.add(key)
+    return groups
+
+
+def _spread(row: list[str], groups: list[list[int]]) -> list[str] | None:
+    """`row`'s labels spread over their groups, when there are several groups and each holds at most one label
+    (and one at least); None otherwise."""
+    if len(groups) < 2:
+        return None
+    out = [row[0]] + [""] * (len(row) - 1)
+    labelled = 0
+    for group in groups:
+        labels = [row[i] for i in group if row[i].strip()]
+        if len(labels) > 1:
+            return None
+        if labels:
+            labelled += 1
+            for i in group:
+                out[i] = labels[0]
+    return out if labelled else None
 
 
 def _column_names(header: list[str]) -> tuple[str, ...]:

@@ -34,6 +34,16 @@ def test_a_sheet_with_a_two_row_header_below_a_title_is_one_table_with_joined_co
     assert table.cell_label(1, 2) == "Rates!C6"  # the 2007 single rate of the 40,000 row
 
 
+def test_a_label_printed_centred_over_its_group_of_years_names_every_column_of_the_group():
+    # a statement as a PDF's table pass reads it: "Net Revenue" over the middle of its three years
+    data = _xlsx([["Division", None, "Net Revenue", None, None, "Operating Profit", None],
+                  [None, 2022, 2021, 2020, 2022, 2021, 2020],
+                  ["FLNA", "23,291", "21,848", "19,608", "6,133", "5,633", "5,340"]])
+    (table,) = parse_bytes(data, "divisions.xlsx", isolate=False).tables
+    assert table.columns == ("Division", "Net Revenue 2022", "Net Revenue 2021", "Net Revenue 2020",
+                             "Operating Profit 2022", "Operating Profit 2021", "Operating Profit 2020")
+
+
 def test_a_word_table_typed_as_one_row_of_tall_cells_becomes_a_row_per_line(tmp_path):
     document = docx.Document()
     grid = document.add_table(rows=2, cols=3)
