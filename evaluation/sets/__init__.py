@@ -12,6 +12,8 @@ Without ../shared a set that needs it raises SetUnavailable (nothing to measure 
   gold files and pages/slides/sheets checked by reading the parsed chunks (`cli.py parse FILE --json`).
 - sealed (35 questions, 11 other files): written by another engineer and never read by whoever changed the
   engine; report its aggregates only (it is spent for the confidence work: its aggregates were looked at).
+- sealed25 (54 questions, 19 files: papers, filings, office files, scans): written before issue 25's confidence
+  work by a helper who saw none of the tuning (see sets/SEALED25.md); aggregates only.
 - tables (42 questions, 17 files: workbooks, filings, Word and PowerPoint tables, three public-domain CSVs shipped in
   sets/data/tables with their MANIFEST.tsv): written by another engineer for the tables-as-data work, gold
   computed with pandas (see sets/TABLES.md); held out from tuning.
@@ -162,10 +164,34 @@ WHOLEDOC = {
     "aascu.org_workarea_downloadasset.aspx_id=5864.pptx": "office/pptx", "61787.docx": "office/docx",
     "IllustrativeCases.docx": "office/docx", "simple-monthly-budget.xlsx": "office/xlsx",
 }
+SEALED25 = {
+    "1412.6980_zeroed_header.pdf": "pdf_hard",
+    "2411-Performance_Up.pptx": "office/pptx",
+    "AMERICANWATERWORKS_2022_10K.pdf": "bench/financebench_dev/pdfs",
+    "BESTBUY_2024Q2_10Q.pdf": "bench/financebench_subset/pdfs",
+    "CVSHEALTH_2022_10K.pdf": "bench/financebench_dev/pdfs",
+    "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf": "bench/financebench_subset/pdfs",
+    "JPMORGAN_2023Q2_10Q.pdf": "bench/financebench_dev/pdfs",
+    "SF424_page2.pdf": "pdf_hard",
+    "SampleShow.pptx": "office/pptx",
+    "Seige_of_Vicksburg_Sample_OCR.pdf": "pdf_hard",
+    "SimpleWithComments.xlsx": "office/xlsx",
+    "VERIZON_2021_10K.pdf": "bench/financebench_dev/pdfs",
+    "adam_1412.6980.pdf": "papers",
+    "attention_is_all_you_need.pdf": "papers",
+    "bert_1810.04805.pdf": "papers",
+    "bug65649.docx": "office/docx",
+    "date_1904.xlsx": "office/xlsx",
+    "indirect-rotation.pdf": "pdf_hard",
+    "resnet_1512.03385.pdf": "papers",
+}
 SETS = {
     "papers": LinkedSet("papers.jsonl", PAPERS, "20 questions on four papers (tuned on)"),
     "heldout": LinkedSet("heldout.jsonl", HELDOUT, "37 questions on 12 office files and filings"),
     "sealed": LinkedSet("sealed.jsonl", SEALED, "35 questions nobody tuning the engine read (aggregates only)"),
+    "sealed25": LinkedSet("sealed25.jsonl", SEALED25, "54 questions on 19 files (papers, filings, office files, "
+                          "scans) written before the confidence work of issue 25 by a helper who saw none of the "
+                          "tuning; aggregates only"),
     "tables": LinkedSet("tables.jsonl", TABLES, "42 table questions (lookups, aggregates, superlatives, "
                         "comparisons, refusals) on sheets, CSVs, filings, DOCX and PPTX tables; held out"),
     "wholedoc": LinkedSet("wholedoc.jsonl", WHOLEDOC, "29 whole-document, section and list questions on papers, "
