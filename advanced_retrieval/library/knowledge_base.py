@@ -334,6 +334,9 @@ class KnowledgeBase:
         except BaseException:
             self._roll_back(record.doc_id, base)
             raise
+        # a search between publish and commit saw the older generation and caught the index up to it (without
+        # this document); the store now has the index's generation, so the index goes back in use
+        self.keyword_index.use(index)
         result = self._settle_name(record, index, started)
         report("indexing", 1, 1)
         return replace(result, warnings=(table_note,)) if table_note else result

@@ -31,3 +31,36 @@ def test_a_damaged_bm25_postings_file_is_rebuilt_from_the_store(base, tmp_path, 
         assert run["stdout_lines"] >= 4, run
     audit = assert_whole(data)
     assert audit["messages"] == []  # the first command rebuilt and saved it; the next open finds it whole
+
+
+class _WriterBetween:
+    """The store, with another thread's write landing between a reader's first look and its refresh."""
+
+    def __init__(self, store, write):
+        self._store, self._write, self.reads = store, write, 0
+
+    def generation(self) -> int:
+        self.reads += 1
+        seen = self._store.generation()
+        if self.reads == 1:
+            self._write()  # the reader has read the old generation; the writer publishes and commits now
+        return seen
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def test_a_search_that_waited_for_a_writer_does_not_put_the_older_index_back(tmp_path, store):
+    keyword = KeywordIndex(tmp_path / "bm25")
+    store.add_document(make_doc(CORPUS[:3], "doc-a"))
+    keyword.open(store)
+    store.add_document(make_doc(CORPUS[3:6], "doc-b"))  # another process wrote: the reader must catch up
+
+    def write():  # what a writer of this process does under the lock: publish, then commit
+        keyword.publish(keyword.snapshot().with_chunks(make_doc(CORPUS[6:8], "doc-c").chunks,
+                                                       generation=store.next_generation()))
+        store.add_document(make_doc(CORPUS[6:8], "doc-c"))
+
+    index = keyword.current(_WriterBetween(store, write))
+    assert index.generation == store.generation()
+    assert sorted(index.chunk_ids) == sorted(store.chunk_ids())  # doc-b caught up, doc-c kept

@@ -170,3 +170,22 @@ def test_malformed_pdfs_are_indexed_or_refused_with_a_reason_in_bounded_time(sha
     assert kinds["crazyones-encrypted-256.pdf"] == "encrypted" and kinds["empty.pdf"] in ("empty", "corrupt")
     assert sum(r.status == "indexed" for r in results) >= 10
     assert kb.check()["consistent"] and kb.ingest_bytes(b"still alive", "alive.txt").status == "indexed"
+
+
+def test_a_search_between_an_uploads_keyword_publish_and_its_commit_leaves_the_indexes_agreeing(tmp_path,
+                                                                                                 fake_embedder):
+    kb = open_kb(tmp_path / "data", fake_embedder)
+    name, data = text_doc(0, "harbour")
+    kb.ingest_bytes(data, name)
+    commit = kb.store.commit_document
+    seen = []
+
+    def commit_after_a_search(doc_id, **kw):
+        seen.append(kb.keyword_index.current(kb.store).count)  # the store still has the older generation
+        return commit(doc_id, **kw)
+
+    kb.store.commit_document = commit_after_a_search
+    name, data = text_doc(1, "harbour")
+    assert kb.ingest_bytes(data, name).status == "indexed"
+    assert seen == [4]  # the search saw the library without the upload, as it was then
+    assert_sound(kb, {"harbour-00.txt", "harbour-01.txt"})
