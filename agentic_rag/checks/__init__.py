@@ -15,10 +15,11 @@ passage is not on, figures its passages neither state nor let one compute, arith
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agentic_rag.checks.claims import FOUND_PREFIX, ClaimDraft, flag_answer, is_refusal, split_claims
 from agentic_rag.checks.verdicts import check_claim, claim_fit, lexical_verdict, offline_verdict, quote_body
+from agentic_rag.language.text import asked_years, years_in
 from agentic_rag.types import Claim, ContextBlock, Coverage, Draft, Verdict
 
 Judgement = tuple[Sequence[Verdict], Sequence[str]]  # verdicts, parts of the question the answer misses
@@ -54,9 +55,26 @@ def check_answer(draft: Draft, blocks: Sequence[ContextBlock], *, question: str,
     given = {v.index: v for v in verdicts}
     claims = tuple(check_claim(d, given.get(i) or lexical_verdict(i, d, by_n), by_n, coverage, question)
                    for i, d in enumerate(drafts))
+    claims = other_period_claims(drafts, claims, question)
     missing = tuple(dict.fromkeys([*missing, *draft.unanswered]))
     refused = draft.refused or (bool(draft.text.strip()) and is_refusal(draft.text))
     if not drafts and not draft.unanswered and not refused:
         missing = missing or (question,)
     return AnswerCheck(drafts, claims, missing, refused, flag_answer(draft.text, drafts, claims),
                        judgement is not None)
+
+
+def other_period_claims(drafts: Sequence[ClaimDraft], claims: Sequence[Claim], question: str) -> tuple[Claim, ...]:
+    """A question about 2021 answered with what was true in 2020: each claim naming only years other than the
+    question's states another period, and is refuted. When some claim names an asked year, claims about other
+    years are its context ("up from $4.2 million in 2020") and stand. A question naming a span ("since 2019")
+    asks about no single year, and is not checked."""
+    asked = asked_years(question)
+    named = [years_in(d.text) for d in drafts]
+    if not asked or any(n & asked for n in named):
+        return tuple(claims)
+    return tuple(replace(c, verdict="unsupported", refuted=True,
+                         reason=f"it is about {', '.join(sorted(n))}; the question asks about "
+                                f"{', '.join(sorted(asked))}")
+                 if n and c.verdict != "unsupported" else c for c, n in zip(claims, named, strict=True))
+

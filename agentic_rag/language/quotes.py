@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from agentic_rag.language.concepts import Concept, coverage, forms_of, has_number, near, query_concepts
-from agentic_rag.language.text import numbers, sentences, unwrap
+from agentic_rag.language.text import asked_years, numbers, sentences, unwrap, years_in
 from agentic_rag.types import ContextBlock
 
 MAX_UNIT_CHARS = 600  # a longer "sentence" (mostly a flattened table) is cut into clauses
@@ -390,8 +390,14 @@ def find_quotes(question: str, qtype: str, blocks: Sequence[ContextBlock], embed
 
 def _acceptable(gate: Gate, ask: Ask, *, summary: bool) -> Callable[[Window], bool]:
     """The test every quoted window must pass; a summary quotes the best-matching passages, whatever they hold."""
+    asked = asked_years(ask.text)
+
     def ok(window: Window) -> bool:
-        return summary or passes(gate, ask, window)
+        if summary:
+            return True
+        # "the budget in 2021": a sentence about the 2020 budget states another period, however well it matches
+        named = years_in(window.text)
+        return not (asked and named and not named & asked) and passes(gate, ask, window)
 
     return ok
 

@@ -92,6 +92,23 @@ def numbers(text: str) -> set[str]:
     return {normalise_number(m) for m in _NUMBER.findall(CITATION.sub(" ", text))}
 
 
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+# Words that make a year the edge of a span ("since 2019", "from 2019 to 2021"): other years can then answer.
+_SPAN = re.compile(r"\b(?:after|before|since|until|till|through|thru|between|from|prior|earlier|later|over|within|"
+                   r"past|last|next|onwards?|beyond|up to)\b", re.IGNORECASE)
+
+
+def years_in(text: str) -> frozenset[str]:
+    """The four-digit years 1900-2099 written in `text` ("FY2021" holds 2021)."""
+    return frozenset(_YEAR.findall(text))
+
+
+def asked_years(question: str) -> frozenset[str]:
+    """The years a question asks about as points in time ("in 2021", "FY2021 vs FY2020"); none when it names
+    none or a span ("since 2019", "before 2020"), where a passage about another year can be the answer."""
+    return frozenset() if _SPAN.search(question) else years_in(question)
+
+
 def sentences(text: str) -> list[str]:
     """Sentences of `text`, wrapped lines joined first (see unwrap); a kept line break ends a sentence."""
     out = []
