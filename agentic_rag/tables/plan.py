@@ -55,6 +55,7 @@ _TOTAL_ROW = re.compile(r"\b(?:total|subtotal|sum|all)\b", re.I)
 _WORDS = {"three": 3, "five": 5, "ten": 10}
 _GENERIC = frozenset(forms_of("total net other value amount number item label column row table year years fiscal "
                               "month months data € $ £ ¥ euro euros dollar dollars pound pounds usd eur gbp"))
+_VAGUE = frozenset(forms_of("figure figures amount much many size level count"))  # ask for a figure, name none
 
 
 @dataclass(frozen=True)
@@ -149,9 +150,19 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
                       _across_query(ask, table, own), _filtered_lookup(ask, table, own)):
             if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
                 best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
-        if best is not None:
+        if best is not None and (best.op != "lookup" or _reads_what_is_asked(asked, best)):
             out.append(best)
     return sorted(out, key=lambda q: -q.score)
+
+
+def _reads_what_is_asked(ask: TableAsk, query: TableQuery) -> bool:
+    """Whether a single cell's row, column or table names what the question asks for ("what [learning rate
+    schedule] does BERT use?"): a row matched only by a name ("BERT (Single)") in a column the question does not
+    name holds some figure about that name, not the one asked for. A question without such words is not held back."""
+    focus = [c for c in ask.concepts if c.focus and not c.specific and not c.forms <= _GENERIC | _VAGUE]
+    table = query.table
+    held = forms_of(f"{query.what} {table.title} {table.note} {table.name} {_stem_words(table.file_name)}")
+    return not focus or any(c.met(held) for c in focus)
 
 
 def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> bool:

@@ -181,6 +181,21 @@ def test_a_question_asking_no_figure_gets_no_lookup_of_a_column_it_does_not_name
     assert plans("What is the figure for heat pumps?", tables, values)[0].columns == (1,)  # its one figure
 
 
+def test_a_cell_matched_only_by_a_name_is_no_answer_to_what_the_question_asks(tmp_path):
+    """A paper's results table, its header unread: 'BERT (Single)' in 'column 4' is some score of BERT's, not
+    its learning rate schedule; asked for the score the column's row names, the cell is read."""
+    from agentic_rag.tables.plan import plans
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    store.write("p", "bert.pdf", [DataTable("p. 7 table 3", "", ("label", "Published", "column 3"),
+                                            (("BERT (Single)", "-", "85.1"), ("Human", "yes", "86.9")),
+                                            Location(page=7))])
+    tables = store.tables()
+    values = {t.table_id: _distinct(store, t) for t in tables}
+    assert plans("What learning rate schedule does BERT use?", tables, values) == []
+    assert plans("What is the figure for BERT (Single)?", tables, values)[0].what.startswith("BERT")
+
+
 def test_a_count_counts_what_the_rows_are(tmp_path):
     from agentic_rag.tables.plan import plans
 
