@@ -382,7 +382,12 @@ def find_quotes(question: str, qtype: str, blocks: Sequence[ContextBlock], embed
         return []
     scored = add_cosine(ask, score_windows(ask, windows, passages), embedder)
     ok = _acceptable(gate, ask, summary=qtype == "summary")
-    chosen = pick([w for w in scored if ok(w)], limit)
+    acceptable = [w for w in scored if ok(w)]
+    if ask.counts and any(w.near for w in acceptable):
+        # "How many layers": a figure right next to what is counted ("N = 6 identical layers") answers; a sentence
+        # about layers whose only figures are a section number or a citation [10] does not, however well it scores
+        acceptable = [w for w in acceptable if w.near]
+    chosen = pick(acceptable, limit)
     chosen = [with_context(w, passages.units[w.block.n]) for w in chosen]
     quotes = {render(w): w.block.n for w in reversed(chosen)}  # the same words from two passages: cite the first
     return [(quotes[q], q) for q in dict.fromkeys(render(w) for w in chosen)]
@@ -397,7 +402,9 @@ def _acceptable(gate: Gate, ask: Ask, *, summary: bool) -> Callable[[Window], bo
             return True
         # "the budget in 2021": a sentence about the 2020 budget states another period, however well it matches
         named = years_in(window.text)
-        return not (asked and named and not named & asked) and passes(gate, ask, window)
+        if asked and named and not named & asked:
+            return False
+        return passes(gate, ask, window)
 
     return ok
 

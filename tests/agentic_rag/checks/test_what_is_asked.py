@@ -1,5 +1,6 @@
-"""Periods: a question naming a year is not answered by a sentence or a claim about another year (offline quotes,
-and a model's answer through the real Gemini client against the stub); a span ("since 2020") is no single year."""
+"""What is asked: a question naming a year is not answered by a sentence or a claim about another year (offline
+quotes, and a model's answer through the real Gemini client against the stub); a span ("since 2020") is no single
+year; "how many" is answered by a figure next to what is counted."""
 
 from __future__ import annotations
 
@@ -76,3 +77,25 @@ def test_a_model_answer_for_the_asked_year_keeps_its_context_about_another(atlas
         result = build_agent(brain, atlas).ask("What was the budget of Project Atlas in 2021?")
     assert [c.verdict for c in result.claims] == ["supported", "supported"]
     assert not any(c.refuted for c in result.claims) and result.confidence > 0.5
+
+
+TRANSFORMER = [
+    ("3.2.3 Applications of Attention in our Model. The Transformer uses multi-head attention in three different "
+     "ways: in encoder-decoder attention layers, the queries come from the previous decoder layer, and the memory "
+     "keys and values come from the output of the encoder [10]."),
+    ("The Transformer follows this overall architecture using stacked self-attention and point-wise, fully "
+     "connected layers for both the encoder and decoder, shown in Figure 1."),
+    ("3.1 Encoder and Decoder Stacks. Encoder: The encoder is composed of a stack of N = 6 identical layers. "
+     "Each layer has two sub-layers."),
+]
+
+
+def test_how_many_is_answered_by_a_figure_next_to_what_is_counted(fake_embedder):
+    """A sentence about encoder layers whose only figures are a section number and a citation holds more of the
+    question's words; the sentence with the count next to 'layers' is the answer, and the other is not quoted."""
+    corpus = FakeRetriever([make_chunk("d1", "transformer.pdf", text, page=i + 3)
+                            for i, text in enumerate(TRANSFORMER)], fake_embedder)
+    result = build_agent(OfflineBrain(fake_embedder), corpus).ask(
+        "How many layers does the Transformer encoder have?")
+    assert "N = 6 identical layers" in result.answer
+    assert "three different ways" not in result.answer  # no sentence beside the count is quoted as an answer
