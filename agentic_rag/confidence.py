@@ -30,9 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentic_rag.checks import AnswerCheck, claim_fit, quote_body
-from agentic_rag.checks.figures import figures
+from agentic_rag.checks.figures import calculations, figures
 from agentic_rag.language.quotes import EMBED_CHARS, Ask, find_quotes
 from agentic_rag.tables.compute import COMPUTED
+from agentic_rag.tables.plan import TableAsk
 from agentic_rag.types import VERDICT_SCORE, Claim, ContextBlock, Draft
 
 # Fitted by eval/calibrate.py (see the module docstring); intercept first.
@@ -41,7 +42,13 @@ REFUSAL_WEIGHTS = (0.49, -0.30, -1.2)  # bias, best retrieval cosine, found (set
 CAP = 0.97  # no answer is shown as certain: the checks cannot rule out every kind of error
 SUPPORT_FLOOR = 0.3  # the most an answer none of whose claims checked out can show
 REFUTED_CAP = 0.5  # the most an answer can show when a check proved one of its claims wrong (a figure, a page)
+# The most an offline answer can show when the question asks for a calculation (a total, a ratio, a change) and
+# the answer only quotes: right only where a document happens to print the result. Measured on the offline dev
+# runs (papers, heldout, tables-dev, tables-dev2, FinanceBench: office files, filings, papers): 3 of 22 such
+# answers right, against 57 of 106 quoting answers to other questions.
+UNCOMPUTED_CAP = 0.4
 MAX_EMBEDDED_CLAIMS = 6  # claims whose cosine to the question is measured
+CALCULATIONS = ("sum", "avg", "change")  # TableAsk operations whose answer is worked out, not read off
 ANSWER_BASIS = "estimated chance the answer is right, from its checked claims"
 REFUSAL_BASIS = "estimated chance the documents really lack the answer"
 RETRIEVAL_BASIS = "retrieval scores (not verified)"
@@ -61,6 +68,7 @@ class Evidence:
     found: float = 0.0  # a refusal: the extractor found an answering quote in the same passages
     refuted: float = 0.0  # an answer: a check proved one of its claims wrong
     no_figure: float = 0.0  # an answer to "how many / how much" that states no figure at all
+    uncomputed: float = 0.0  # an offline answer quoting passages for a question asking a calculation
 
     def to_dict(self) -> dict:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -78,7 +86,8 @@ def estimate(evidence: Evidence) -> float:
         # give is not "probably right" however well it fits the question (eval/replay.py measures this).
         # An answer to "how many / how much" that states no figure cannot be the answer, however it reads.
         cap = min(CAP, SUPPORT_FLOOR + (1 - SUPPORT_FLOOR) * evidence.support,
-                  REFUTED_CAP if evidence.refuted else CAP, SUPPORT_FLOOR if evidence.no_figure else CAP)
+                  REFUTED_CAP if evidence.refuted else CAP, SUPPORT_FLOOR if evidence.no_figure else CAP,
+                  UNCOMPUTED_CAP if evidence.uncomputed else CAP)
     return round(min(cap, 1.0 / (1.0 + math.exp(-z))), 2)
 
 
@@ -123,13 +132,23 @@ def assess(check: AnswerCheck, draft: Draft, blocks: Sequence[ContextBlock], *, 
                     answered=1.0 - min(1.0, len(draft.unanswered or check.missing) / subs), retrieval=retrieval,
                     comparison=float(qtype == "comparison" and not _computed(check, by_n)),
                     refuted=float(any(c.refuted for c in check.claims)),
-                    no_figure=float(_states_no_count(question, check.drafts)))
+                    no_figure=float(_states_no_count(question, check.drafts)),
+                    uncomputed=float(answer_mode == "offline" and _uncomputed(question, qtype, check, by_n)))
 
 
 def _computed(check: AnswerCheck, by_n) -> bool:
     """Whether the answer states the engine's own calculation over a table (a comparison the engine made from
     both cells, not one side quoted: the comparison weight measures the latter)."""
     return any(n in by_n and by_n[n].chunk.id.startswith(COMPUTED) for d in check.drafts for n in d.citations)
+
+
+def _uncomputed(question: str, qtype: str, check: AnswerCheck, by_n) -> bool:
+    """The question asks for a figure that is a total, an average or a change ("when does the menu change?" asks
+    none), and the answer neither cites the engine's calculation over a table nor writes one out (the figure
+    check recomputes a written calculation): it only quotes."""
+    return (qtype in ("numeric", "comparison") and TableAsk.of(question).op in CALCULATIONS
+            and not _computed(check, by_n)
+            and not any(calculations(d.text) for d in check.drafts))
 
 
 def _states_no_count(question: str, drafts) -> bool:

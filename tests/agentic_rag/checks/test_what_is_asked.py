@@ -99,3 +99,13 @@ def test_how_many_is_answered_by_a_figure_next_to_what_is_counted(fake_embedder)
         "How many layers does the Transformer encoder have?")
     assert "N = 6 identical layers" in result.answer
     assert "three different ways" not in result.answer  # no sentence beside the count is quoted as an answer
+
+
+def test_an_offline_quote_for_a_total_it_does_not_compute_is_shown_unsure(atlas, fake_embedder):
+    """The documents give each year's budget, not their sum; quoting both is no total, whatever the words."""
+    agent = build_agent(OfflineBrain(fake_embedder), atlas)
+    total = agent.ask("What was the total budget of Project Atlas in 2020 and 2021?")
+    assert "$4.2 million" in total.answer and total.confidence_features["uncomputed"] == 1.0
+    assert total.confidence <= 0.4 and "closest passages" in total.answer
+    one = agent.ask("What was the budget of Project Atlas in 2020?")  # read off, not worked out
+    assert one.confidence_features["uncomputed"] == 0.0 and one.confidence > 0.5
