@@ -74,14 +74,15 @@ class Evidence:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in self.__dict__.items()}
 
 
-def estimate(evidence: Evidence) -> float:
-    """P(the answer is right | evidence), rounded to 0.01 and capped at CAP."""
+def estimate(evidence: Evidence, *, answer_weights: Sequence[float] = ANSWER_WEIGHTS) -> float:
+    """P(the answer is right | evidence), rounded to 0.01 and capped at CAP. `answer_weights`: other fitted
+    weights, to measure them (evaluation/calibrate.py)."""
     cap = CAP
     if evidence.refused:
         z = REFUSAL_WEIGHTS[0] + REFUSAL_WEIGHTS[1] * evidence.retrieval + REFUSAL_WEIGHTS[2] * evidence.found
     else:
         features = (evidence.support, evidence.fit, evidence.cosine, evidence.answered, evidence.comparison)
-        z = ANSWER_WEIGHTS[0] + sum(w * x for w, x in zip(ANSWER_WEIGHTS[1:], features, strict=True))
+        z = answer_weights[0] + sum(w * x for w, x in zip(answer_weights[1:], features, strict=True))
         # A claim the checks refuted caps what the rest can earn: an answer with a figure its source does not
         # give is not "probably right" however well it fits the question (eval/replay.py measures this).
         # An answer to "how many / how much" that states no figure cannot be the answer, however it reads.

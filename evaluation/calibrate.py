@@ -3,6 +3,7 @@
     .venv/bin/python cli.py --data-dir /tmp/papers eval papers --offline --json > /tmp/papers.json
     .venv/bin/python cli.py --data-dir /tmp/heldout eval heldout --offline --json > /tmp/heldout.json
     .venv/bin/python -m evaluation.calibrate --fit /tmp/papers.json /tmp/heldout.json [--check /tmp/sealed.json]
+    .venv/bin/python -m evaluation.calibrate --by-family RUN.json ...   # fit on all families but one, check on it
 
 Each run's questions carry the evidence the engine measured (answer.confidence_features) and whether the answer
 was right (passed). Two logistic models are fitted by L2-regularised Newton steps (numpy only): one for answers
@@ -18,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agentic_rag.confidence import REFUSAL_WEIGHTS, Evidence
+from agentic_rag.confidence import ANSWER_WEIGHTS, REFUSAL_WEIGHTS, Evidence, estimate
+from evaluation.dataset import family_of
 from evaluation.metrics import auroc
 
 ANSWER_FEATURES = ("support", "fit", "cosine", "answered", "comparison")
@@ -26,8 +28,9 @@ L2 = 0.3  # pulls weights towards 0: 57 questions do not carry many free paramet
 BANDS = (0.0, 0.2, 0.5, 0.8, 1.0001)
 
 
-def load(path: Path) -> list[tuple[Evidence, bool]]:
-    """(evidence, right) for each answered question of one `cli.py eval --json` output."""
+def load(path: Path, *, with_family: bool = False) -> list:
+    """(evidence, right) for each answered question of one `cli.py eval --json` output; with `with_family`,
+    (evidence, right, family of documents)."""
     data = json.loads(path.read_text())
     out = []
     for q in data["questions"]:
@@ -35,7 +38,11 @@ def load(path: Path) -> list[tuple[Evidence, bool]]:
         features = answer.get("confidence_features")
         if features is None or q.get("passed") is None:
             continue
-        out.append((Evidence(**features), bool(q["passed"])))
+        row = (Evidence(**features), bool(q["passed"]))
+        if with_family:
+            asked = q.get("question") or {}
+            row += (family_of((asked.get("doc") or [""])[0], asked.get("family", "")) or "other",)
+        out.append(row)
     return out
 
 
@@ -89,11 +96,31 @@ def report(name: str, scored: list[tuple[float, bool]]) -> None:
           f"{(sum(c < 0.5 for c in wrong) / len(wrong)) if wrong else float('nan'):.3f} ({len(wrong)})")
 
 
+def by_family(paths: list[Path]) -> None:
+    """For each family of documents in the runs: the confidence as shipped (agentic_rag.confidence.estimate,
+    its caps included), and as it would be with the answer weights fitted on the other families only."""
+    rows = [row for p in paths for row in load(p, with_family=True)]
+    for family in sorted({f for _, _, f in rows}):
+        held = [(e, r) for e, r, f in rows if f == family]
+        (xa, ya), _ = matrices([(e, r) for e, r, f in rows if f != family])
+        weights = tuple(fit(xa, ya)) if len(set(ya)) > 1 else ANSWER_WEIGHTS
+        report(f"{family}: as shipped", [(estimate(e), r) for e, r in held])
+        report(f"{family}: answer weights fitted on the other families",
+               [(estimate(e, answer_weights=weights), r) for e, r in held])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fit", nargs="+", type=Path, required=True, help="eval JSON outputs to fit on")
+    parser.add_argument("--fit", nargs="+", type=Path, help="eval JSON outputs to fit on")
     parser.add_argument("--check", nargs="*", type=Path, default=[], help="eval JSON outputs only to check on")
+    parser.add_argument("--by-family", nargs="+", type=Path, metavar="RUN", help="per-family reliability: shipped, "
+                        "and with weights fitted on the other families")
     args = parser.parse_args(argv)
+    if args.by_family:
+        by_family(args.by_family)
+        return 0
+    if not args.fit:
+        parser.error("give --fit RUN ... or --by-family RUN ...")
     runs = {p.name: load(p) for p in [*args.fit, *args.check]}
     train = [row for p in args.fit for row in runs[p.name]]
     (xa, ya), (xr, yr) = matrices(train)

@@ -14,6 +14,7 @@ read). Blank lines are skipped.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -74,7 +75,32 @@ class EvalQuestion:
                 out["sheets"] = {g.file: list(g.sheets) for g in self.gold if g.sheets}
         if self.answer:
             out["answer"] = [list(group) for group in self.answer]
+        if self.family:
+            out["family"] = self.family
         return out
+
+    @property
+    def document_family(self) -> str:
+        """Its family of documents, for per-family reports (family_of its first gold file)."""
+        return family_of(self.gold[0].file if self.gold else "", self.family)
+
+
+_IMAGES = frozenset((".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".webp"))
+_FILING = re.compile(r"^[A-Z0-9&]+(?:[A-Z0-9&-]*)_\d{4}")  # FinanceBench's COMPANY_YEAR_KIND.pdf
+
+
+def family_of(file_name: str, family: str = "") -> str:
+    """A question's family of documents: the set's own `family`, else read off its gold file: an image is a
+    scan, a PDF named like a filing ("3M_2022_10K.pdf") a filing, any other PDF a paper, the rest office files;
+    "" without a file."""
+    if family or not file_name:
+        return family
+    suffix = Path(file_name).suffix.lower()
+    if suffix in _IMAGES:
+        return "scan"
+    if suffix == ".pdf":
+        return "filing" if _FILING.match(file_name) else "paper"
+    return "office"
 
 
 def load_dataset(path: str | Path) -> list[EvalQuestion]:

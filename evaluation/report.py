@@ -22,6 +22,8 @@ def format_report(report: EvalReport) -> str:
         lines += [""] + _answer_lines(report)
     if report.calibration is not None:
         lines += [""] + calibration_lines(report.calibration)
+    if len(report.by_family) > 1:
+        lines += [""] + family_lines(report.by_family)
     lines += [""] + _question_lines(report)
     return "\n".join(lines)
 
@@ -88,6 +90,17 @@ def calibration_lines(cal: Calibration) -> list[str]:
         f"  wrong shown < {LOW_CONFIDENCE:.1f}            {_counted(cal.wrong_low, cal.wrong, 'wrong answers')}"
         "  target: most",
     ]
+    return lines
+
+
+def family_lines(by_family: dict[str, Calibration]) -> list[str]:
+    """One line per family of documents: answers, right, AUROC and the two target shares."""
+    lines = ["Calibration by family of documents",
+             f"  {'family':<10}{'answers':>8}{'right':>7}{'AUROC':>8}   {'right when >= 0.8':<20}wrong below 0.5"]
+    for family, cal in by_family.items():
+        lines.append(f"  {family:<10}{cal.pairs:>8}{cal.correct:>7}{_num(cal.auroc):>8}   "
+                     f"{_counted(cal.precision_high, cal.high, 'answers'):<20}"
+                     f"{_counted(cal.wrong_low, cal.wrong, 'wrong')}")
     return lines
 
 

@@ -135,6 +135,7 @@ class EvalReport:
     mode: str = ""
     dataset: str = ""
     calibration: Calibration | None = None
+    by_family: dict[str, Calibration] = field(default_factory=dict)  # the same, per family of documents
 
     def retrieval_for(self, strategy: str) -> RetrievalMetrics | None:
         """The retrieval metrics of one strategy, or None when it was not run."""
@@ -148,6 +149,7 @@ class EvalReport:
             "answers": self.answers.to_dict() if self.answers else None,
             "cost": self.cost.to_dict() if self.cost else None,
             "calibration": self.calibration.to_dict() if self.calibration else None,
+            "calibration_by_family": {f: c.to_dict() for f, c in self.by_family.items()},
             "questions": [q.to_dict() for q in self.questions],
         }
 
@@ -278,7 +280,20 @@ def _report(results, strategies, k, timings, answered: bool, dataset: str) -> Ev
         questions=results, retrieval=retrieval, answers=_answer_metrics(results) if answered else None,
         cost=_cost_metrics(results) if answered else None, k=k, answer_strategy=strategies[0],
         mode="+".join(modes), dataset=dataset, calibration=calibration(confidence_pairs(results)) if answered else None,
+        by_family=_by_family(results) if answered else {},
     )
+
+
+def _by_family(results: Sequence[QuestionResult]) -> dict[str, Calibration]:
+    """The calibration of each family of documents (papers, filings, office files, scans) holding two or more
+    scored answers: a confidence fitted on one family must be seen to hold on the others."""
+    families = sorted({r.question.document_family for r in results} - {""})
+    out = {}
+    for family in families:
+        found = calibration(confidence_pairs([r for r in results if r.question.document_family == family]))
+        if found is not None and found.pairs >= 2:
+            out[family] = found
+    return out
 
 
 def confidence_pairs(results: Sequence[QuestionResult]) -> list[tuple[float, bool]]:

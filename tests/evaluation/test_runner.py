@@ -81,3 +81,32 @@ def test_a_run_without_answers_leaves_calibration_empty():
     questions, retriever, _ = _scripted_case()
     report = run_eval(questions, KB(retriever), None)
     assert report.calibration is None and "Calibration" not in format_report(report)
+
+
+def test_calibration_is_reported_per_family_of_documents(tmp_path, capsys):
+    from evaluation.calibrate import main as calibrate
+
+    questions, retriever, agent = _scripted_case()
+    families = ["paper", "paper", "filing", "filing", "filing"]
+    questions = [dataclasses.replace(q, family=f) for q, f in zip(questions, families, strict=True)]
+    report = run_eval(questions, KB(retriever), agent, k=5)
+    assert sorted(report.by_family) == ["filing", "paper"]
+    assert sum(c.pairs for c in report.by_family.values()) == report.calibration.pairs
+    assert "Calibration by family of documents" in format_report(report)
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["calibration_by_family"]["paper"]["pairs"] == report.by_family["paper"].pairs
+    assert {q["question"]["family"] for q in data["questions"]} == {"paper", "filing"}
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(data))
+    assert calibrate(["--by-family", str(run)]) == 0
+    printed = capsys.readouterr().out
+    assert "paper: as shipped" in printed and "filing: answer weights fitted on the other families" in printed
+
+
+@pytest.mark.parametrize(("file", "family"), [("3M_2022_10K.pdf", "filing"), ("attention.pdf", "paper"),
+                                              ("scan_page.PNG", "scan"), ("budget.xlsx", "office"), ("", "")])
+def test_the_family_of_a_question_is_read_off_its_gold_file(file, family):
+    from evaluation.dataset import family_of
+
+    assert family_of(file) == family
+    assert family_of(file, "office") == "office"  # a set's own family wins
