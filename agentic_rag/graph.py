@@ -99,7 +99,9 @@ class Agent:
             on_token: Callable[[str], None] | None = None) -> AnswerResult:
         """Answer `question` from the documents.
 
-        history: earlier (question, answer) pairs, oldest first (the last three are used).
+        history: earlier (question, answer) pairs, oldest first (the last three are used); the last may carry a
+            third element, the citations of that answer (objects with `doc_id` and `text`), so that a follow-up
+            comparison ("Compare it with BERT") keeps the passages the answer it follows was built on.
         on_event(step, entry): a step started (entry["status"] == "started"), ended ("done"), or Gemini failed and
         the step restarts offline ("fallback": text already streamed is to be replaced).
         on_token(text): pieces of the answer as it is written.
@@ -115,11 +117,19 @@ class Agent:
         started = time.monotonic()
         run = Run(self.brain, self.offline, self.retriever, self.budgets, started + self.budgets.seconds,
                   self.embedder, self.tables, self.outlines, on_event, on_token)
-        state = {"question": question, "history": tuple((q, a) for q, a in history)[-HISTORY_TURNS:],
+        state = {"question": question, "history": tuple((h[0], h[1]) for h in history)[-HISTORY_TURNS:],
+                 "cited_before": _cited(history[-1]) if history else (),
                  "filters": filters, "strategy": strategy, "k": k, "verify": verify, "mode": self.brain.mode,
                  "loops": 0, "trace": [], "warnings": []}
         final = self._graph.invoke(state, context=run)
         return _result(final, time.monotonic() - started)
+
+
+def _cited(exchange: Sequence) -> tuple[tuple[str, str], ...]:
+    """(doc_id, text) of each passage an exchange's answer cited, when it carries its citations; the engine's own
+    calculations (no stored passage) are left out."""
+    citations = exchange[2] if len(exchange) > 2 else ()
+    return tuple((c.doc_id, c.text) for c in citations or () if getattr(c, "doc_id", "") and getattr(c, "text", ""))
 
 
 def _result(state: dict, seconds: float) -> AnswerResult:

@@ -17,6 +17,7 @@ from vector_db import Embedder
 class AgentState(TypedDict, total=False):
     question: str  # as the user asked it
     history: tuple[tuple[str, str], ...]  # the last exchanges, (question, answer)
+    cited_before: tuple[tuple[str, str], ...]  # the previous answer's cited passages, (doc_id, text)
     filters: Filters | None  # the user's filter; every retrieval respects it
     strategy: str  # retrieval strategy: auto | hybrid | vector | bm25
     k: int  # hits per sub-question

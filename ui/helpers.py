@@ -339,15 +339,17 @@ def export_file_name(now: float | None = None) -> str:
     return time.strftime("conversation-%Y%m%d-%H%M.md", time.localtime(now))
 
 
-def chat_history(messages: Sequence[dict], turns: int = 6) -> tuple[tuple[str, str], ...]:
-    """The last `turns` answered (question, answer) pairs, for follow-up questions; failed answers are left out."""
-    pairs: list[tuple[str, str]] = []
+def chat_history(messages: Sequence[dict], turns: int = 6) -> tuple[tuple, ...]:
+    """The last `turns` answered (question, answer, citations) exchanges, for follow-up questions (a follow-up
+    comparison keeps the passages the answer it follows cited); failed answers are left out."""
+    pairs: list[tuple] = []
     question = None
     for message in messages:
         if message["role"] == "user":
             question = message["content"]
         elif question is not None and message.get("content"):
-            pairs.append((question, message["content"]))
+            answer = message.get("answer")
+            pairs.append((question, message["content"], tuple(getattr(answer, "citations", ()) or ())))
             question = None
     return tuple(pairs[-turns:])
 

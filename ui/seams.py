@@ -69,7 +69,7 @@ class Uploads(Protocol):
 class Engine(Protocol):
     """Answers one question about the library (agentic_rag.Agent)."""
 
-    def ask(self, question: str, *, history: Sequence[tuple[str, str]] = (), filters: Filters | None = None,
+    def ask(self, question: str, *, history: Sequence[tuple] = (), filters: Filters | None = None,
             strategy: str = "auto", k: int = 8, verify: bool = True,
             on_event: Callable[[str, dict], None] | None = None,
             on_token: Callable[[str], None] | None = None) -> AnswerResult: ...

@@ -86,6 +86,7 @@ def asks_figures(analysis) -> bool:
         or Ask.of(analysis.standalone).wants_number
 
 
+CITED_BEFORE = "the previous answer's sources"  # the label of the passages a follow-up comparison keeps
 EXPLORED = "explore:"  # the label of the passages the explore route read, in sub_hits
 THIN = 0.3  # below this best cosine, and no passage holding every word of the question: the explore route looks further
 
@@ -312,6 +313,9 @@ def retrieve_round(retriever, state: dict, queries: Sequence[str], k: int, *, ch
     coverage = tuple(_cover(retriever, r, concept, hits) for r, (_, hits, _) in zip(records, results[len(queries):],
                                                                                     strict=True))
     found += [(f'"{concept}" in {c.file_name}', (c.hit,)) for c in coverage if c.hit is not None]
+    if check_documents and analysis.follow_up and analysis.question_type == "comparison":
+        kept = _cited_before(retriever, state.get("cited_before", ()))
+        found += [(CITED_BEFORE, kept)] if kept else []
     before = {h.chunk.id for _, hits in state.get("sub_hits", ()) for h in hits}
     added = {h.chunk.id for _, hits in found for h in hits} - before
     updates = {"sub_hits": tuple(state.get("sub_hits", ())) + tuple((q, tuple(h)) for q, h in found),
@@ -323,7 +327,22 @@ def retrieve_round(retriever, state: dict, queries: Sequence[str], k: int, *, ch
     details = {"queries": [_describe(q, hits, strategy) for q, hits in found[: len(queries)]],
                "coverage": [{"file": c.file_name, "mentioned": c.mentioned, "checked": c.chunks_checked}
                             for c in coverage]}
+    kept = [hits for q, hits in found if q == CITED_BEFORE]
+    if kept:
+        summary += f"; kept {len(kept[0])} passages of the answer it follows"
+        details["kept"] = {"label": CITED_BEFORE, "passages": [f"{h.chunk.file_name} {h.chunk.location.label()}"
+                                                              for h in kept[0]]}
     return Round(updates, summary, details, warnings)
+
+
+def _cited_before(retriever, cited: Sequence[tuple[str, str]]) -> tuple[Hit, ...]:
+    """The stored chunks of the passages the previous answer cited (found by document and text), as hits after
+    the fresh ones: a follow-up that compares ("Compare it with BERT") needs the side it was built on."""
+    chunks = []
+    for doc_id in dict.fromkeys(d for d, _ in cited):
+        texts = {t for d, t in cited if d == doc_id}
+        chunks += [c for c in retriever.document_chunks(doc_id) if c.text in texts]  # [] once deleted
+    return tuple(Hit(c, 0.0, i + 1, strategy="cited before") for i, c in enumerate(chunks))
 
 
 def _search_all(retriever, jobs: Sequence[tuple[str, Filters | None, str]], k: int) -> list:

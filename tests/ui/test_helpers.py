@@ -228,9 +228,16 @@ def test_chat_history_keeps_answered_pairs():
     messages = [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"},
                 {"role": "user", "content": "q2"}, {"role": "assistant", "content": "", "error": "failed"},
                 {"role": "user", "content": "q3"}, {"role": "assistant", "content": "a3"}]
-    assert ui.chat_history(messages) == (("q1", "a1"), ("q3", "a3"))
-    assert ui.chat_history(messages, turns=1) == (("q3", "a3"),)
+    assert ui.chat_history(messages) == (("q1", "a1", ()), ("q3", "a3", ()))
+    assert ui.chat_history(messages, turns=1) == (("q3", "a3", ()),)
     assert ui.chat_history([]) == ()
+    from agentic_rag import AnswerResult
+    from agentic_rag.types import Citation
+    from document_processor import Location
+
+    cited = Citation(1, "a.pdf", "doc-a", Location(page=2), "Adam uses beta1 = 0.9.")
+    messages[-1]["answer"] = AnswerResult(answer="a3", mode="offline", citations=(cited,))
+    assert ui.chat_history(messages)[-1] == ("q3", "a3", (cited,))  # its sources travel with it
 
 
 def test_error_reason_prefers_the_human_reason():
