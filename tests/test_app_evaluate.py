@@ -49,7 +49,7 @@ def test_evaluate_page_has_no_chat_and_no_report_yet(app):
     assert not app.metric and not app.dataframe
 
 
-def test_sample_dataset_runs_and_shows_metrics_table_and_answers(app):
+def test_sample_dataset_runs_in_its_own_library_and_shows_metrics_table_and_answers(app, tmp_path):
     app.multiselect(key="eval_strategies").set_value(["hybrid", "bm25"])
     app.button(key="eval_run").click()
     at = app.run()
@@ -65,9 +65,14 @@ def test_sample_dataset_runs_and_shows_metrics_table_and_answers(app):
     table = next(d.value for d in at.dataframe if "question" in d.value.columns)
     assert list(table.columns) == ["id", "kind", "question", "first-hit rank", "result", "reason"]
     assert len(table) == 14 and (table["result"] == "pass").sum() == passed
-    docs = [c.label for c in at.sidebar.checkbox]
-    assert len(docs) == 5 and any("field" in d and "report.pdf" in d for d in docs)  # the sample corpus is in
+    assert [c.label for c in at.sidebar.checkbox] == []  # the user's library is not changed by the sample ...
+    from wiring import open_knowledge_base  # ... which has a library of its own under the data directory
+    from vector_db import HashingEmbedder
+
+    sample = open_knowledge_base(tmp_path / "data" / "evaluation-sample", embedder=HashingEmbedder(), environ={})
+    assert len(sample.documents()) == 5 and any("report.pdf" in d.file_name for d in sample.documents())
     assert at.session_state["eval_report"].dataset == "sample.jsonl"
+    assert "None" not in table.astype(str).to_numpy().ravel().tolist()  # no rank or reason shows as "None"
     at.selectbox(key="eval_question").set_value(1)
     at = at.run()
     no_failures(at)

@@ -8,14 +8,14 @@ import streamlit as st
 import wiring
 from ui import answer_view as av
 from ui import helpers as ui
-from ui import queue_panel, resources
+from ui import resources
 from ui import runtime as rt
-from ui.seams import Library, Uploads
+from ui.seams import Library
 
 SAMPLE_LABEL, UPLOAD_LABEL = "Bundled sample", "Upload a JSONL file"
 
 
-def evaluate_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.Settings) -> None:
+def evaluate_page(kb: Library, config: wiring.Config, settings: rt.Settings) -> None:
     """Run a JSONL question set (uploaded or the bundled sample) and show its metrics, table and answers."""
     from advanced_retrieval import STRATEGIES
 
@@ -28,26 +28,25 @@ def evaluate_page(kb: Library, queue: Uploads, config: wiring.Config, settings: 
         upload = st.file_uploader("Dataset (JSONL: one question per line)", type=["jsonl", "json", "txt"],
                                   key="eval_upload")
     else:
-        st.caption("The sample's five documents are generated and added to the library when it runs.")
+        st.caption("The sample's five documents are generated and indexed in a library of their own when it "
+                   "runs; your library is not changed.")
     strategies = st.multiselect("Retrieval strategies", list(STRATEGIES), default=["hybrid"], key="eval_strategies",
                                 help="Answers use the first one.")
     if st.button("Run evaluation", type="primary", icon=":material/play_arrow:", key="eval_run",
                  disabled=not strategies or (source == UPLOAD_LABEL and upload is None)):
-        run_evaluation(kb, queue, config, settings, upload, strategies)
+        run_evaluation(kb, config, settings, upload, strategies)
     report = st.session_state.get("eval_report")
     if report is not None:
         show_report(report)
 
 
-def eval_questions(queue: Uploads, upload) -> tuple[list, str] | None:
-    """The questions to run (indexing the sample corpus first for the sample); None after showing why not."""
+def eval_questions(upload) -> tuple[list, str] | None:
+    """The questions to run; None after showing why not."""
     from evaluation import SAMPLE_DATASET, DatasetError, load_dataset, parse_dataset
 
     try:
         if upload is None:
-            questions = load_dataset(SAMPLE_DATASET)
-            index_sample_corpus(queue)
-            return questions, SAMPLE_DATASET.name
+            return load_dataset(SAMPLE_DATASET), SAMPLE_DATASET.name
         return parse_dataset(upload.getvalue().decode("utf-8"), source=upload.name), upload.name
     except DatasetError as error:
         st.error(f"Bad dataset: {ui.md_text(str(error))}", icon=":material/error:")
@@ -56,31 +55,34 @@ def eval_questions(queue: Uploads, upload) -> tuple[list, str] | None:
     return None
 
 
-def index_sample_corpus(queue: Uploads) -> None:
-    """Write the sample's documents to a temporary folder and index them through the server's queue (the one
-    writer of uploads), waiting until they are searchable; already indexed ones come back as duplicates."""
+def sample_library(config: wiring.Config):
+    """The sample's own library with its five generated documents indexed (already indexed ones come back as
+    duplicates); None after showing why it could not be opened or filled."""
     import tempfile
 
-    from advanced_retrieval import IngestQueueError
     from evaluation import make_sample_corpus
 
-    with tempfile.TemporaryDirectory() as folder:
-        try:
-            finished = queue_panel.index_and_wait(queue, make_sample_corpus(folder))
-        except IngestQueueError as error:
-            st.warning(f"The sample documents could not be indexed: {ui.md_text(error.reason)}")
-            return
-    for item in finished:
-        if item.state not in ("indexed", "replaced", "duplicate"):
-            st.warning(f"{ui.md_text(item.name)} could not be indexed: {ui.md_text(item.reason or item.state)}")
+    try:
+        kb = resources.sample_library(config)
+        with tempfile.TemporaryDirectory() as folder, st.spinner("Indexing the sample's documents…"):
+            results = kb.ingest_many(make_sample_corpus(folder))
+    except resources.library_errors() as error:
+        st.error(f"The sample's library could not be opened: {ui.md_text(ui.error_reason(error))}",
+                 icon=":material/error:")
+        return None
+    failed = [r for r in results if r.status == "failed"]
+    for r in failed:
+        st.warning(f"{ui.md_text(r.file_name)} could not be indexed: {ui.md_text(r.reason)}")
+    return kb
 
 
-def run_evaluation(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.Settings, upload,
+def run_evaluation(kb: Library, config: wiring.Config, settings: rt.Settings, upload,
                    strategies: list[str]) -> None:
-    """Run the dataset with a progress bar, keep the report in this tab's session state, redraw the page."""
+    """Run the dataset with a progress bar, keep the report in this tab's session state, redraw the page. The
+    bundled sample runs in a library of its own; an uploaded set asks the user's library."""
     from evaluation import run_eval
 
-    loaded = eval_questions(queue, upload)
+    loaded = eval_questions(upload)
     if loaded is None:
         return
     questions, name = loaded
@@ -88,7 +90,13 @@ def run_evaluation(kb: Library, queue: Uploads, config: wiring.Config, settings:
         st.warning("The dataset has no questions.")
         return
     try:
-        agent = resources.session_engine(config, settings)
+        if upload is None:
+            kb = sample_library(config)
+            if kb is None:
+                return
+            agent = resources.engine_over(kb, config, settings)
+        else:
+            agent = resources.session_engine(config, settings)
     except (ValueError, ImportError, *resources.library_errors()) as error:
         st.error(f"The engine could not start: {ui.md_text(str(error))}", icon=":material/error:")
         return
@@ -99,7 +107,7 @@ def run_evaluation(kb: Library, queue: Uploads, config: wiring.Config, settings:
 
     st.session_state.eval_report = run_eval(questions, kb, agent, strategies=strategies, k=settings.k,
                                             progress=progress, dataset=name)
-    st.rerun()  # redraws the library (the sample's documents) and the report from session state
+    st.rerun()  # redraws the report from session state
 
 
 def _rate(value: float | None) -> str:
@@ -121,8 +129,9 @@ def show_report(report) -> None:
         cols[2].metric("hit@5", _rate(m.hit_at.get(5)))
         cols[3].metric("MRR@10", _number(m.mrr, 3))
     answer_metrics(report)
-    st.dataframe(question_rows(report), hide_index=True,  # a rank column with gaps would show as 1.000000
-                 column_config={"first-hit rank": st.column_config.NumberColumn(format="%d")})
+    st.dataframe(question_rows(report), hide_index=True,  # ranks as text: "—" where none was found, not "None"
+                 column_config={"reason": st.column_config.TextColumn(width="large"),
+                                "question": st.column_config.TextColumn(width="medium")})
     question_detail(report)
 
 
@@ -144,9 +153,14 @@ def answer_metrics(report) -> None:
 def question_rows(report) -> list[dict]:
     """One table row per question; the rank is the first gold chunk's under the answering strategy."""
     verdict = {True: "pass", False: "fail", None: "—"}
+
+    def rank(r) -> str:
+        found = r.ranks.get(report.answer_strategy)
+        return str(found) if found is not None else "—" if r.question.gold else "no gold"
+
     return [{"id": r.question.id, "kind": r.question.kind or "—", "question": r.question.question,
-             "first-hit rank": r.ranks.get(report.answer_strategy), "result": verdict[r.passed],
-             "reason": r.reason or "; ".join(r.errors)} for r in report.questions]
+             "first-hit rank": rank(r), "result": verdict[r.passed],
+             "reason": r.reason or "; ".join(r.errors) or "—"} for r in report.questions]
 
 
 def question_detail(report) -> None:

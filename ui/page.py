@@ -51,7 +51,7 @@ def main(config: wiring.Config | None = None) -> None:
     if kb.read_only_reason:  # another program owns the embedded library: reading works, changing it does not
         read_only_slot.warning(f"**Read-only library:** {ui.md_text(kb.read_only_reason)}.", icon=":material/lock:")
     if page == "Evaluate":
-        evaluate_page(kb, queue, config, settings)
+        evaluate_page(kb, config, settings)
     else:
         saved.load_messages(chats)
         chat_page(kb, queue, config, settings, scope, count, chats)

@@ -10,7 +10,6 @@ the page it reruns the whole page, so the document list and the chat box take th
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -124,12 +123,3 @@ def indexing_note(names) -> None:
     note = qv.pending_note(tuple(names or ()))
     if note:
         st.caption(f":material/hourglass_top: {note}")
-
-
-def index_and_wait(queue: Uploads, paths, timeout: float = 900.0) -> list[QueueItem]:
-    """Queue files from disk and wait (with a spinner) until each is finished; for the evaluation's sample corpus,
-    which needs its documents searchable before it asks. Raises IngestQueueError when they cannot be queued."""
-    ids = [queue.enqueue(Path(p).read_bytes(), Path(p).name).entry_id for p in paths]
-    with st.spinner(f"Indexing {ui.plural(len(ids), 'sample document')} through the queue…"):
-        queue.wait(lambda items: all(i.finished for i in items if i.entry_id in ids), timeout)
-    return [i for i in queue.items() if i.entry_id in ids]

@@ -122,6 +122,26 @@ def session_engine(config: wiring.Config, settings: rt.Settings) -> Engine:
     return engine
 
 
+SAMPLE_LIBRARY = "evaluation-sample"  # under the data directory: the bundled sample's own library
+
+
+def sample_library(config: wiring.Config) -> Library:
+    """The library the Evaluate page's bundled sample is indexed and asked in, never the user's: embedded
+    Chroma in <data dir>/evaluation-sample, even when the user's library is on a Chroma server."""
+    return _sample_library(shared_key(config), config)
+
+
+@st.cache_resource(show_spinner=False)
+def _sample_library(key: tuple, _config: wiring.Config) -> Library:
+    return wiring.open_knowledge_base(_config.data_dir / SAMPLE_LIBRARY, embedder=load_embedder(_config), environ={})
+
+
+def engine_over(kb: Library, config: wiring.Config, settings: rt.Settings) -> Engine:
+    """An engine over another library (the sample's) answering as this tab's settings choose."""
+    model = wiring.ModelConfig("offline") if settings.mode == "offline" else settings_model(config, settings)
+    return wiring.build_for(model, kb, load_embedder(config))
+
+
 def settings_model(config: wiring.Config, settings: rt.Settings) -> wiring.ModelConfig:
     """The model this tab's settings choose, reached as the configuration says (e.g. a Gemini stub's address)."""
     if settings.mode == "local":
