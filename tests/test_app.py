@@ -102,6 +102,9 @@ def test_without_key_the_offline_mode_is_shown(app):
     assert any("Offline (extractive)" in m.value and "badge" in m.value for m in app.markdown)
     assert any("Offline mode" in i.value for i in app.info)
     assert app.text_input(key="gemini_key").proto.type == app.text_input(key="gemini_key").proto.PASSWORD
+    # Settings say what answers, as the badge does, and why it is not Gemini although Gemini is chosen
+    in_use = [m.value for m in app.sidebar.markdown if "**In use:**" in m.value]
+    assert in_use == ["**In use:** Offline (extractive) — add a Gemini API key below for written answers."]
 
 
 def test_empty_library_asks_for_documents_and_disables_the_chat(app):
@@ -494,6 +497,7 @@ def test_a_local_model_answers_and_the_badge_names_it(tmp_path, monkeypatch, loc
     host = local_server.base_url.split("/")[2]
     assert any(f"Local · llama3.2 @ {host}" in m.value and "badge" in m.value for m in at.markdown)
     assert at.radio(key="provider").value == "local" and not any("Offline mode" in i.value for i in at.info)
+    assert any(plain(m.value) == f"**In use:** Local · llama3.2 @ {host}" for m in at.sidebar.markdown)
     assert at.selectbox(key="local_model").options == ["llama3.2", "qwen2.5:3b-instruct"]
     at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
     no_failures(at)
@@ -522,7 +526,8 @@ def test_a_local_server_that_is_down_is_named_and_the_answer_is_offline(tmp_path
         port = s.getsockname()[1]  # closed again: nothing listens there
     at = local_app(tmp_path, monkeypatch, f"http://127.0.0.1:{port}/v1")
     note = next(w.value for w in at.warning if "could not be reached" in w.value)
-    assert "ollama serve" in plain(note)
+    assert "ollama serve" in plain(note) and "\\`" not in note  # shown as code, not as literal backticks
+    assert "Server address" in note  # names the field beside it, not only the environment variable
     assert at.selectbox(key="local_model").options == ["llama3.2"]  # the configured model, still offered
     at = ask(upload(at, ("zephyr.txt", ZEPHYR)), "How much did Zephyr reduce energy use?")
     no_failures(at)

@@ -27,6 +27,7 @@ def main(config: wiring.Config | None = None) -> None:
     init_session()
     with st.sidebar:
         page = st.radio("Page", PAGES, horizontal=True, key="page", label_visibility="collapsed")
+        settings = settings_panel(config)  # one line when closed, first: above a library and chats that grow long
         st.header("Chats", anchor=False)
         chats = saved.store(config)
         chat_slot = st.container()  # filled after the chat page, so a chat saved in this run is listed
@@ -34,7 +35,6 @@ def main(config: wiring.Config | None = None) -> None:
         uploads = library.upload_widget()
         queue_box = st.container()  # the server's ingestion queue: every tab sees it, redrawn on its own
         library_box = st.container()
-        settings = settings_panel(config)
     header(settings, config)
     read_only_slot = st.empty()
     preparing = st.empty()  # the first start's steps (loading the embedding model, ...)

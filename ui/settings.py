@@ -16,25 +16,46 @@ def settings_panel(config: wiring.Config) -> rt.Settings:
     """Retrieval, verification and the answering model: Gemini (key field only when the environment has none)
     or a local OpenAI-compatible server (address, model from its list, optional key)."""
     with st.expander("Settings", icon=":material/tune:"):
-        strategy = st.selectbox("Retrieval strategy", list(rt.STRATEGY_LABELS), format_func=rt.STRATEGY_LABELS.get,
-                                key="strategy")
-        k = st.slider("Sources per question", 3, 15, 8, key="k")
-        verify = st.toggle("Verify every claim against its sources", True, key="verify")
-        offline = st.toggle("Offline mode (extractive, no model)", config.provider == "offline", key="offline")
-        provider = st.radio("Answer with", list(PROVIDER_LABELS), format_func=PROVIDER_LABELS.get, horizontal=True,
-                            index=1 if config.provider == "local" else 0, key="provider", disabled=offline)
-        if provider == "local":
-            base_url, local_model, local_key = local_fields(config, offline)
-            return rt.Settings(strategy=strategy, k=k, verify=verify, model=config.gemini_model,
-                               api_key=config.gemini_key, offline=offline, provider="local", local_base_url=base_url,
-                               local_model=local_model, local_api_key=local_key)
-        if config.gemini_key:
-            st.caption("Gemini key: taken from the environment.")
-            key = config.gemini_key
-        else:
-            key = st.text_input("Gemini API key", type="password", key="gemini_key", disabled=offline,
-                                help="Kept in this browser tab only: never saved, logged or exported.")
-        model = model_select(config, "" if offline else key.strip(), offline)
+        in_use = st.empty()  # the mode actually answering, filled once the fields below are read
+        settings = _fields(config)
+        in_use.markdown(in_use_note(settings))
+    return settings
+
+
+def in_use_note(settings: rt.Settings) -> str:
+    """What answers now, as the badge says, and why when it is not what the fields choose (no key yet, no model
+    listed, offline chosen)."""
+    line = f"**In use:** {ui.md_text(settings.mode_label())}"
+    if settings.mode != "offline":
+        return line
+    if settings.offline:
+        return line + " — Offline mode is on."
+    if settings.provider == "local":
+        return line + " — choose a model your local server lists below for written answers."
+    return line + " — add a Gemini API key below for written answers."
+
+
+def _fields(config: wiring.Config) -> rt.Settings:
+    """The Settings' fields, read into this tab's Settings."""
+    strategy = st.selectbox("Retrieval strategy", list(rt.STRATEGY_LABELS), format_func=rt.STRATEGY_LABELS.get,
+                            key="strategy")
+    k = st.slider("Sources per question", 3, 15, 8, key="k")
+    verify = st.toggle("Verify every claim against its sources", True, key="verify")
+    offline = st.toggle("Offline mode (extractive, no model)", config.provider == "offline", key="offline")
+    provider = st.radio("Answer with", list(PROVIDER_LABELS), format_func=PROVIDER_LABELS.get, horizontal=True,
+                        index=1 if config.provider == "local" else 0, key="provider", disabled=offline)
+    if provider == "local":
+        base_url, local_model, local_key = local_fields(config, offline)
+        return rt.Settings(strategy=strategy, k=k, verify=verify, model=config.gemini_model,
+                           api_key=config.gemini_key, offline=offline, provider="local", local_base_url=base_url,
+                           local_model=local_model, local_api_key=local_key)
+    if config.gemini_key:
+        st.caption("Gemini key: taken from the environment.")
+        key = config.gemini_key
+    else:
+        key = st.text_input("Gemini API key", type="password", key="gemini_key", disabled=offline,
+                            help="Kept in this browser tab only: never saved, logged or exported.")
+    model = model_select(config, "" if offline else key.strip(), offline)
     return rt.Settings(strategy=strategy, k=k, verify=verify, model=model, api_key=key.strip(), offline=offline)
 
 
@@ -58,8 +79,8 @@ def local_fields(config: wiring.Config, offline: bool) -> tuple[str, str, str]:
     model = st.selectbox("Local model", choices.models, key="local_model", disabled=offline or not choices.models,
                          placeholder="no model listed", help="Listed by the server (DOCAGENT_LOCAL_MODEL first). "
                          "Models are never downloaded here: `ollama pull NAME` adds one.")
-    if choices.note and not offline:
-        (st.caption if choices.listed else st.warning)(ui.md_text(choices.note))
+    if choices.note and not offline:  # md_safe: `ollama serve` shows as code, not as literal backticks
+        (st.caption if choices.listed else st.warning)(ui.md_safe(choices.note))
     return base_url, model or "", key
 
 

@@ -140,8 +140,8 @@ def list_local_models(base_url: str, *, api_key: str = "", timeout: float = 3.0)
 
 FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "content_filter": "CONTENT_FILTER"}
 DECLINED = {"CONTENT_FILTER": "content filter"}
-START_HELP = ("start it (`ollama serve`, or `llama-server -m MODEL.gguf --port 8080`) or point "
-              "DOCAGENT_LOCAL_BASE_URL at it")
+START_HELP = ("start it (`ollama serve`, or `llama-server -m MODEL.gguf --port 8080`) or correct the server "
+              "address (Settings: Server address; DOCAGENT_LOCAL_BASE_URL)")
 MODEL_HELP = "or choose a model the server lists in Settings (DOCAGENT_LOCAL_MODEL)"
 CONTEXT_HELP = ("give the server a longer context (llama-server -c 8192; Ollama: OLLAMA_CONTEXT_LENGTH=8192) or "
                 "lower 'Sources per question' in Settings")
@@ -233,8 +233,8 @@ def describe(exc: BaseException, timeout: float, model: str, base_url: str) -> s
         return (f"is not available there (HTTP 404{quoted}): pull it with `ollama pull {model}` (or load it in "
                 f"your server), {MODEL_HELP}")
     if status == 404:
-        return (f"has no chat-completions endpoint at {base_url} (HTTP 404): DOCAGENT_LOCAL_BASE_URL should end in "
-                "/v1, e.g. http://127.0.0.1:11434/v1")
+        return (f"has no chat-completions endpoint at {base_url} (HTTP 404): the server address (Settings: Server "
+                "address; DOCAGENT_LOCAL_BASE_URL) should end in /v1, e.g. http://127.0.0.1:11434/v1")
     if status in (400, 413) and _CONTEXT_WORDS.search(said):
         return f"could not take the passages: they exceed its context window (HTTP {status}{quoted}); {CONTEXT_HELP}"
     if status in (401, 403):

@@ -263,7 +263,7 @@ def local_model_server(browser, tmp_path_factory):
 def test_a_local_model_streams_a_cited_answer(local_model_server, tmp_path):
     url, page, log, stub = local_model_server
     host = stub.base_url.split("/")[2]
-    page.get_by_text(f"Local · llama3.2 @ {host}").first.wait_for(timeout=60_000)  # the mode badge
+    page.get_by_test_id("stMain").get_by_text(f"Local · llama3.2 @ {host}").first.wait_for(timeout=60_000)  # badge
     notes = tmp_path / "zephyr_notes.txt"
     notes.write_text("The Zephyr project reduced energy use by 37 percent in 2023.\n\n"
                      "Heat pumps were supplied by Nordvarme AS.\n")
@@ -279,6 +279,11 @@ def test_a_local_model_streams_a_cited_answer(local_model_server, tmp_path):
     assert {r.body["model"] for r in stub.requests} == {"llama3.2"} and any(r.stream for r in stub.requests)
     assert "could not be reached" not in answer.inner_text()
     _shot(page, "11-local-model.png")
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Settings", exact=True).click()  # first in the sidebar, saying what answers
+    sidebar.get_by_text(f"In use: Local · llama3.2 @ {host}").wait_for(timeout=10_000)
+    _shot(page, "12-settings-in-use.png")
+    sidebar.get_by_text("Settings", exact=True).click()
     assert "Traceback" not in log.read_text()
 
 
