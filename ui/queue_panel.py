@@ -71,11 +71,12 @@ def queue_panel(queue: Uploads) -> None:
     finished = [entry for entry in lines if entry[0].finished]
     for item, state, line in (entry for entry in lines if not entry[0].finished):
         _pending_line(queue, item, state, line)
-    for _item, state, line in finished[:RECENT]:
+    shown, folded = qv.fold(finished, RECENT)
+    for _item, state, line in shown:
         st.markdown(f"{STATUS_ICON.get(state, '')} {line}")
-    if len(finished) > RECENT:
-        with st.expander(f"Earlier uploads ({len(finished) - RECENT})"):
-            for _item, state, line in finished[RECENT:]:
+    if folded:
+        with st.expander(f"Earlier uploads ({len(folded)})"):
+            for _item, state, line in folded:
                 st.markdown(f"{STATUS_ICON.get(state, '')} {line}")
     _follow_library(queue, items)  # last: the queue is on the page before the rest of it is redrawn
 

@@ -45,7 +45,9 @@ def item_line(item: QueueItem, position: int = 0) -> tuple[str, str]:
         left = time_left(item.seconds_left)
         return item.state, f"{name} — {stage}" + (f" · {left}" if left else "")
     if item.state == "cancelled" or item.result is None:
-        return item.state, f"{name} — {item.state}: {ui.md_text(item.reason or 'no reason given')}"
+        reason = item.reason or "no reason given"
+        said = reason if reason.startswith(item.state) else f"{item.state}: {reason}"  # not "cancelled: cancelled"
+        return item.state, f"{name} — {ui.md_text(said)}"
     return ui.result_line(item.result)
 
 
@@ -62,13 +64,25 @@ def queue_lines(items: Sequence[QueueItem]) -> list[tuple[QueueItem, str, str]]:
     return out + [(item, *item_line(item)) for item in finished]
 
 
+OUTCOMES = ("indexed", "replaced", "duplicate", "failed", "cancelled")
+
+
 def summary(items: Sequence[QueueItem]) -> str:
-    """'Indexing 3 files · about 1 min 20 s left' for the files still to do, '' when there are none."""
+    """'Indexing 3 files · about 1 min 20 s left' for the files still to do; once none are left, what became
+    of the uploads listed ('8 indexed, 1 failed'), so a failure is never only inside a folded list."""
     pending = [i for i in items if not i.finished]
     if not pending:
-        return ""
+        counts = {state: sum(i.state == state for i in items) for state in OUTCOMES}
+        return ", ".join(f"{n} {state}" for state, n in counts.items() if n)
     left = time_left(pending[-1].seconds_left)  # the last file's estimate counts the ones before it
     return f"Indexing {ui.plural(len(pending), 'file')}" + (f" · {left}" if left else "")
+
+
+def fold(finished: Sequence, recent: int) -> tuple[list, list]:
+    """(shown, folded) of the finished entries (most recent first, each an (item, state, line)): the `recent`
+    latest, and every failed one however old, are shown; the rest fold under "Earlier uploads"."""
+    shown = [e for n, e in enumerate(finished) if n < recent or e[1] == "failed"]
+    return shown, [e for e in finished if e not in shown]
 
 
 def pending_note(names: Sequence[str], limit: int = 5) -> str:

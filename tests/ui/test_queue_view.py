@@ -26,7 +26,7 @@ def test_each_state_has_its_line_and_a_bad_file_keeps_its_reason():
     failed = item("*x*.pdf", "failed", result=IngestResult("*x*.pdf", "failed", reason="the file is encrypted"))
     assert item_line(failed) == ("failed", "**\\*x\\*.pdf** — failed: the file is encrypted")
     cancelled = item("c.txt", "cancelled", note="cancelled before it was indexed")
-    assert item_line(cancelled) == ("cancelled", "**c.txt** — cancelled: cancelled before it was indexed")
+    assert item_line(cancelled) == ("cancelled", "**c.txt** — cancelled before it was indexed")  # said once
     done = item("d.txt", "indexed", result=IngestResult("d.txt", "indexed", chunks=3, seconds=1.5))
     assert item_line(done)[1].startswith("**d.txt** — indexed (3 chunks")
 
@@ -40,7 +40,16 @@ def test_pending_files_come_first_in_queue_order_then_the_latest_results():
     assert [i.name for i, _s, _l in lines] == ["now.txt", "next.txt", "later.txt", "new.txt", "old.txt"]
     assert "next in the queue" in lines[1][2] and "2nd in line" in lines[2][2]
     assert summary(items) == "Indexing 3 files · about 1 min 30 s left"
-    assert summary(items[:2]) == ""
+    assert summary(items[:2]) == "1 indexed, 1 failed"  # the batch is over: what became of it, failures named
+
+
+def test_a_failed_upload_stays_in_sight_however_many_came_after_it():
+    from ui.queue_view import fold
+
+    finished = [(None, "indexed", f"ok{n}") for n in range(6)] + [(None, "failed", "bad"), (None, "indexed", "old")]
+    shown, folded = fold(finished, 5)
+    assert [line for _i, _s, line in shown] == ["ok0", "ok1", "ok2", "ok3", "ok4", "bad"]
+    assert [line for _i, _s, line in folded] == ["ok5", "old"]
 
 
 def test_the_note_names_the_files_an_answer_could_not_search():
