@@ -277,30 +277,48 @@ class TableStore:
     # -- connection ------------------------------------------------------------------------------------------
     @contextmanager
     def _connect(self, *, write: bool = False):
-        """One connection for one operation, the only one of this process; waits out another process's write."""
-        import duckdb
+        """One connection for one operation, the only one of this process; waits out another process's write.
 
+        A file without its index tables (created, then the process was killed before its schema was written)
+        is finished on first use, as a write: nothing in it is lost, since nothing was ever stored."""
         with self._lock:
-            deadline = time.monotonic() + self.lock_wait
-            while True:
-                try:
-                    if write:
-                        self.path.parent.mkdir(parents=True, exist_ok=True)
-                    con = duckdb.connect(str(self.path), read_only=not write, config=dict(_CONFIG))
-                    break
-                except duckdb.IOException as exc:
-                    if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                        raise TableStoreError(f"the tables file {self.path} cannot be opened: {exc}") from exc
-                    time.sleep(0.05)
-                except duckdb.Error as exc:
-                    raise TableStoreError(f"the tables file {self.path} cannot be opened: {exc}") from exc
+            con = self._open(write)
             try:
+                if not write and not _has_schema(con):
+                    con.close()
+                    con = self._open(True)
+                    write = True
                 if write:
                     for statement in _SCHEMA:
                         con.execute(statement)
                 yield con
             finally:
                 con.close()
+
+    def _open(self, write: bool):
+        import duckdb
+
+        deadline = time.monotonic() + self.lock_wait
+        while True:
+            try:
+                if write:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                return duckdb.connect(str(self.path), read_only=not write, config=dict(_CONFIG))
+            except duckdb.IOException as exc:
+                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise TableStoreError(f"the tables file {self.path} cannot be opened: {exc}") from exc
+                time.sleep(0.05)
+            except duckdb.Error as exc:
+                raise TableStoreError(f"the tables file {self.path} cannot be opened: {exc}") from exc
+
+
+def _has_schema(con) -> bool:
+    """Whether the file holds both index tables and the latest of their columns (document_index.outline)."""
+    tables = con.execute("SELECT count(*) FROM information_schema.tables "
+                         "WHERE table_name IN ('table_index', 'document_index')").fetchone()
+    outline = con.execute("SELECT count(*) FROM information_schema.columns "
+                          "WHERE table_name = 'document_index' AND column_name = 'outline'").fetchone()
+    return bool(tables and tables[0] == 2 and outline and outline[0] == 1)
 
 
 def _not_a_select(con, sql: str) -> str:

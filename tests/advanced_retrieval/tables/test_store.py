@@ -127,3 +127,31 @@ def test_a_write_killed_midway_leaves_all_of_a_documents_tables_or_none(tmp_path
     while time.monotonic() < deadline and not store.documents():
         time.sleep(0.1)
     assert store.documents() == {"d0"} and [t.doc_id for t in store.tables()] == ["d0"]  # none of d1's
+
+
+def test_a_tables_file_whose_creation_was_cut_short_is_finished_not_refused(tmp_path):
+    """Killed between DuckDB creating the file and writing its schema: the next open finds no index tables.
+    (A SIGKILL during ingestion left exactly this, and the library then refused to open.)"""
+    import duckdb
+
+    path = tmp_path / "tables.duckdb"
+    duckdb.connect(str(path)).close()  # the file exists, its schema was never written
+    store = TableStore(path)
+    assert store.documents() == set() and store.tables() == [] and store.prune([]) == []
+    store.write("d", "budget.csv", [DataTable("budget", "budget", ("item", "cost"), (("pumps", "21"),),
+                                              Location(sheet="budget", cells="A1:B2"))])
+    assert store.documents() == {"d"}
+
+
+def test_a_tables_file_cut_short_before_its_last_column_is_finished_too(tmp_path):
+    import duckdb
+
+    path = tmp_path / "tables.duckdb"
+    with duckdb.connect(str(path)) as con:  # the two CREATEs ran, the ALTER adding the outline did not
+        con.execute("CREATE TABLE table_index (table_id VARCHAR PRIMARY KEY, doc_id VARCHAR, file_name VARCHAR, "
+                    "name VARCHAR, title VARCHAR, note VARCHAR, scale DOUBLE, columns VARCHAR, location VARCHAR, "
+                    "row_locations VARCHAR, column_refs VARCHAR, n_rows INTEGER, physical VARCHAR, labels VARCHAR)")
+        con.execute("CREATE TABLE document_index (doc_id VARCHAR PRIMARY KEY, file_name VARCHAR, tables INTEGER)")
+        con.execute("INSERT INTO document_index VALUES ('d', 'a.csv', 0)")
+    store = TableStore(path)
+    assert store.outline("d") is None and store.documents() == {"d"}  # kept, and the column added
