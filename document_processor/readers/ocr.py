@@ -189,8 +189,10 @@ class OcrLog:
     confidences: dict[int, tuple[float, int]] = field(default_factory=dict)  # page -> (mean, words)
     unavailable: str = ""
     unread: list[int] = field(default_factory=list)
+    tried: list[int] = field(default_factory=list)  # pages OCR read, with or without words
 
     def record(self, page_number: int, page: OcrPage) -> None:
+        self.tried.append(page_number)
         if page.words:
             self.confidences[page_number] = (page.mean_confidence or 0.0, len(page.words))
 

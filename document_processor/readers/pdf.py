@@ -99,10 +99,22 @@ def _read_pages(pdf: OpenPdf, name: str, progress) -> Reading:
             raise DocumentError(name, "corrupt", f"no page could be read ({failures[0]})")
         if log.unread:
             raise DocumentError(name, "no_text", f"the pages are scanned images without a text layer, and {log.unavailable}")
-        raise DocumentError(name, "no_text", "no extractable text (scanned or image-only?)")
+        raise DocumentError(name, "no_text", _no_text_reason(pdf, log))
     warnings = pdf.warnings + [f"{f} (page skipped)" for f in failures] + notes + log.warnings()
     # Without a metadata title the file stem names a PDF better than its first bookmark ("1 Introduction").
     return Reading(tuple(blocks), "pages", pdf.page_count, pdf.title, tuple(warnings))
+
+
+def _no_text_reason(pdf: OpenPdf, log: OcrLog) -> str:
+    """Why a PDF gave no text, as far as the reading shows: OCR read its pages and found no words (blank
+    scans), or its pages hold neither text nor an image to read (blank, or damaged: what the opening noted)."""
+    noted = f" ({pdf.warnings[0]})" if pdf.warnings else ""
+    if log.tried:
+        every = len(log.tried) == pdf.page_count
+        pages = ("its page" if pdf.page_count == 1 else f"its {pdf.page_count} pages") if every else \
+            f"{len(log.tried)} of its {pdf.page_count} pages"
+        return f"no text found: OCR read {pages} and found no words (blank, or damaged){noted}"
+    return f"no text found: its pages hold no text layer and no image to read (blank, or damaged){noted}"
 
 
 def _reason(exc: BaseException) -> str:
