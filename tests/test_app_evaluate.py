@@ -66,8 +66,8 @@ def test_sample_dataset_runs_in_its_own_library_and_shows_metrics_table_and_answ
     assert list(table.columns) == ["id", "kind", "question", "first-hit rank", "result", "reason"]
     assert len(table) == 14 and (table["result"] == "pass").sum() == passed
     assert [c.label for c in at.sidebar.checkbox] == []  # the user's library is not changed by the sample ...
-    from wiring import open_knowledge_base  # ... which has a library of its own under the data directory
     from vector_db import HashingEmbedder
+    from wiring import open_knowledge_base  # ... which has a library of its own under the data directory
 
     sample = open_knowledge_base(tmp_path / "data" / "evaluation-sample", embedder=HashingEmbedder(), environ={})
     assert len(sample.documents()) == 5 and any("report.pdf" in d.file_name for d in sample.documents())
