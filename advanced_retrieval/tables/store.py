@@ -136,6 +136,7 @@ class TableStore:
     path: Path
     lock_wait: float = LOCK_WAIT_S
     _lock: threading.Lock = field(init=False, repr=False)
+    _whole: int | None = field(default=None, init=False, repr=False)  # inode of the file last seen with its schema
 
     def __post_init__(self):
         self.path = Path(self.path)
@@ -284,13 +285,15 @@ class TableStore:
         with self._lock:
             con = self._open(write)
             try:
-                if not write and not _has_schema(con):
+                inode = self.path.stat().st_ino
+                if not write and inode != self._whole and not _has_schema(con):
                     con.close()
                     con = self._open(True)
                     write = True
                 if write:
                     for statement in _SCHEMA:
                         con.execute(statement)
+                self._whole = inode  # checked once per file, not on every read of the query path
                 yield con
             finally:
                 con.close()
