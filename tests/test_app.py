@@ -634,6 +634,17 @@ def test_a_citation_of_a_deleted_document_says_so(app):
     assert any("deleted from the library since" in i.value for i in assistant.tabs[1].info)
 
 
+def test_a_citation_of_a_replaced_document_says_replaced_not_deleted(app):
+    at = ask(upload(app, ("zephyr.txt", ZEPHYR)), "Who supplied the heat pumps?")
+    at = upload(at, ("zephyr.txt", ZEPHYR + b"\nA second phase adds rooftop solar panels.\n"))  # a new version
+    no_failures(at)
+    assert [c.label for c in at.sidebar.checkbox] == ["zephyr.txt"]
+    assistant = at.chat_message[1]
+    cards = " ".join(h.value for h in assistant.tabs[0].get("html"))
+    assert "replaced by a newer version since" in cards and "deleted from the library" not in cards
+    assert any("replaced by a newer version since" in i.value for i in assistant.tabs[1].info)
+
+
 def test_the_scope_is_shown_by_the_chat_box(app):
     at = upload(app, ("zephyr.txt", ZEPHYR), ("orbit.txt", ORBIT))
     assert not any("Asking only about" in c.value for c in at.caption)

@@ -8,6 +8,7 @@ model output are always shown as text.
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 from agentic_rag.checks.instructions import instruction_in
@@ -35,6 +36,26 @@ SOURCE_CSS = """<style>
 .docagent-source .gone{color:#a61e4d;font-size:.85rem;margin-bottom:.25rem}
 </style>"""
 GONE_NOTE = "This document has been deleted from the library since; the passage is shown as the answer quoted it."
+REPLACED_NOTE = ("This document has been replaced by a newer version since (same file name); the passage is shown "
+                 "as the answer quoted it from the earlier version.")
+
+
+class Present:
+    """The library's documents as an old answer's citations meet them: still there, replaced by a newer version of
+    the same file name (its doc_id is then a new one), or deleted. `doc_id in present` says whether it is there."""
+
+    def __init__(self, documents: Sequence):
+        self._ids = {d.doc_id for d in documents}
+        self._names = {unicodedata.normalize("NFC", d.file_name) for d in documents}
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self._ids
+
+    def note(self, citation) -> str:
+        """'' when the cited document is in the library; else why it is not (replaced or deleted)."""
+        if citation.doc_id in self._ids:
+            return ""
+        return REPLACED_NOTE if unicodedata.normalize("NFC", citation.file) in self._names else GONE_NOTE
 
 
 location_label = ui.location_label  # re-exported: the app reads places through this module
@@ -71,12 +92,12 @@ def hit_for_citation(citation, hits: Iterable):
 
 
 def source_card_html(citation, hit, terms: Sequence[str], neighbours: Sequence = (), head: bool = True,
-                     gone: bool = False) -> str:
+                     gone: str = "") -> str:
     """One source as HTML: number, file and place, the passage with matched words marked, its scores.
 
     `neighbours` (chunks before/after, in order, the cited one included) are shown greyed around it;
-    `head=False` leaves out the number-and-place line (the viewer shows it above the card); `gone` says the
-    document has been deleted from the library since (the passage is shown as the answer quoted it).
+    `head=False` leaves out the number-and-place line (the viewer shows it above the card); `gone` is the note
+    of a document deleted or replaced since (`Present.note`; the passage is shown as the answer quoted it).
     Everything from the document is escaped by highlight_html before the marks are added.
     """
     where = location_label(citation.location)
@@ -92,7 +113,7 @@ def source_card_html(citation, hit, terms: Sequence[str], neighbours: Sequence =
     if not body:
         body.append(_passage(citation.text, terms))
     scores = f'<div class="scores">{html.escape(ui.scores_text(hit))}</div>' if hit is not None else ""
-    note = f'<div class="gone">{GONE_NOTE}</div>' if gone else ""
+    note = f'<div class="gone">{html.escape(gone)}</div>' if gone else ""
     steers = instruction_in(citation.text)
     if steers:
         note += (f'<div class="gone">⚠ This passage {html.escape(steers)}. It is shown as what the document says; '

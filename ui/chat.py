@@ -42,7 +42,7 @@ def chat_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.S
     if not st.session_state.messages and not question:
         with intro.container():
             empty_state(count > 0, bool(indexing), _suggestions(kb) if count else ui.EXAMPLE_QUESTIONS)
-    present = {d.doc_id for d in kb.documents()}
+    present = av.Present(kb.documents())
     render_history(kb, present)
     if question and count:
         ask(kb, config, settings, question, scope.doc_ids, chats, present, () if scope.doc_ids else indexing)
@@ -92,7 +92,7 @@ def conversation_controls(settings: rt.Settings) -> None:
 
 
 def ask(kb: Library, config: wiring.Config, settings: rt.Settings, question: str, scope: tuple[str, ...],
-        chats: ConversationStore | None, present: set[str], indexing: tuple[str, ...] = ()) -> None:
+        chats: ConversationStore | None, present: av.Present, indexing: tuple[str, ...] = ()) -> None:
     """Run the engine on one question, showing its steps live and streaming the answer, then keep it in the
     chat (saved: a reload or a restart shows it again); `indexing` names the files still in the ingestion queue
     (not searched), noted under the answer and saved with it."""
@@ -154,7 +154,7 @@ def _failed(status, reason: str) -> dict:
     return {"role": "assistant", "content": "", "error": reason}
 
 
-def render_history(kb: Library, present: set[str]) -> None:
+def render_history(kb: Library, present: av.Present) -> None:
     """Every earlier question and answer of this chat, redrawn from session state (loaded from the saved chat)."""
     for index, message in enumerate(st.session_state.messages):
         with st.chat_message(message["role"]):
@@ -166,9 +166,9 @@ def render_history(kb: Library, present: set[str]) -> None:
                 render_answer(index, message, kb, present)
 
 
-def render_answer(index: int, message: dict, kb: Library, present: set[str]) -> None:
+def render_answer(index: int, message: dict, kb: Library, present: av.Present) -> None:
     """The answer with its [n] markers, warnings, then Sources / Source viewer / Reasoning tabs. A citation of
-    a document no longer in the library (`present`: the ids it holds) says so."""
+    a document no longer in the library, or replaced by a newer version, says so (`present`)"""
     answer = message.get("answer")
     st.markdown(ui.md_safe(message["content"]))
     if answer is None:
@@ -185,7 +185,7 @@ def render_answer(index: int, message: dict, kb: Library, present: set[str]) -> 
         if not citations:
             st.caption("No passage was cited.")
         st.html(av.SOURCE_CSS + "".join(
-            av.source_card_html(c, av.hit_for_citation(c, hits), terms, gone=c.doc_id not in present)
+            av.source_card_html(c, av.hit_for_citation(c, hits), terms, gone=present.note(c))
             for c in citations))
     with viewer:
         source_viewer_tab(index, answer, hits, terms, kb, present)

@@ -20,9 +20,9 @@ from ui.seams import Library
 log = logging.getLogger("docagent.app")
 
 
-def source_viewer_tab(index: int, answer, hits, terms, kb: Library, present: set[str]) -> None:
+def source_viewer_tab(index: int, answer, hits, terms, kb: Library, present: av.Present) -> None:
     """Pick a cited source and see it in its document: page image, neighbours, slide, or cell range; for a
-    document deleted since (not in `present`), the passage as the answer quoted it, and that it was deleted."""
+    document deleted or replaced since (not in `present`), the passage as the answer quoted it, and why."""
     if not answer.citations:
         st.caption("No passage was cited.")
         return
@@ -34,7 +34,7 @@ def source_viewer_tab(index: int, answer, hits, terms, kb: Library, present: set
     st.markdown(f"**[{citation.n}] {ui.md_text(citation.file)}**" + (f" · {ui.md_text(where)}" if where else ""))
     hit = av.hit_for_citation(citation, hits)
     if citation.doc_id not in present:
-        st.info(av.GONE_NOTE, icon=":material/delete:")
+        st.info(present.note(citation), icon=":material/delete:")
         st.html(av.SOURCE_CSS + av.source_card_html(citation, hit, terms, head=False))
         return
     original = original_file(kb, citation.doc_id)

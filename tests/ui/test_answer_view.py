@@ -8,6 +8,7 @@ from advanced_retrieval import Hit
 from agentic_rag.types import Analysis, AnswerResult, Citation, Claim, Coverage, Usage
 from document_processor import Chunk, Location
 from ui import answer_view as av
+from vector_db.records import DocumentRecord
 
 
 def _chunk(n, text, doc="d1", page=1, name="report.pdf"):
@@ -192,3 +193,14 @@ def test_the_reasoning_says_what_a_whole_document_question_read_and_how_the_mode
     assert "`search(query='datasets')` — 5 passages" in shown and "no document 'x.pdf'" in shown
     assert "left: 3 rounds, 10 tool calls, 4,200 tokens" in shown
     assert reading_markdown(SimpleNamespace(trace=[])) == ""
+
+
+def test_present_tells_a_replaced_document_from_a_deleted_one():
+    now = [DocumentRecord("new1", "report.pdf", "pdf", 10, "", "page", 1, 1, 0.0)]
+    present = av.Present(now)
+    old = Citation(1, "report.pdf", "old1", Location(page=1), "x")
+    gone = Citation(2, "notes.txt", "old2", Location(page=1), "y")
+    there = Citation(3, "report.pdf", "new1", Location(page=1), "z")
+    assert "new1" in present and "old1" not in present
+    assert present.note(old) == av.REPLACED_NOTE and present.note(gone) == av.GONE_NOTE and present.note(there) == ""
+    assert "replaced by a newer version" in av.source_card_html(old, None, [], gone=present.note(old))
