@@ -8,11 +8,13 @@ model output are always shown as text.
 from __future__ import annotations
 
 import html
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
 from agentic_rag.checks.instructions import instruction_in
 from agentic_rag.tables.compute import shown
+from agentic_rag.types import Citation
 from ui import helpers as ui
 from ui import source_viewer as sv
 
@@ -71,6 +73,38 @@ def all_hits(answer) -> list:
         if coverage.hit is not None:
             seen.setdefault(coverage.hit.chunk.id, coverage.hit)
     return list(seen.values())
+
+
+_ESCAPED_CITE = re.compile(r"\\\[(\d+(?:\s*,\s*\d+)*)\\\]")  # \[1\] or \[1, 2\]: a citation after md_safe
+
+
+def source_anchor(index: int) -> str:
+    """The link target prefix of answer `index`'s citations: "#source-<index>-" + the citation's number."""
+    return f"#source-{int(index)}-"
+
+
+def linked_citations(safe_markdown: str, numbers: Iterable[int], index: int) -> str:
+    """The answer (already through md_safe) with each [n] that is one of its citations made a link to
+    `source_anchor(index) + n`; the page's citation script turns a click (or Enter) on it into opening source n.
+    Only the answer's own numbers are linked, only to this in-page anchor, so no document text becomes a link."""
+    wanted = {int(n) for n in numbers}
+
+    def link(match: re.Match) -> str:
+        parts = [p.strip() for p in match.group(1).split(",")]
+        if not parts or any(int(p) not in wanted for p in parts):
+            return match.group(0)
+        if len(parts) == 1:  # the whole "[n]" is the link: a larger target
+            return f"[\\[{parts[0]}\\]]({source_anchor(index)}{parts[0]})"
+        return "\\[" + ", ".join(f"[{p}]({source_anchor(index)}{p})" for p in parts) + "\\]"
+
+    return _ESCAPED_CITE.sub(link, safe_markdown)
+
+
+def closest_citations(answer, limit: int = 3) -> tuple:
+    """For an answer that cites nothing (a refusal), its closest retrieved passages as numbered citations, so
+    the ones the refusal names ("Closest passages … p. 3; p. 4") open in the viewer like cited ones."""
+    return tuple(Citation(n, hit.chunk.file_name, hit.chunk.doc_id, hit.chunk.location, hit.chunk.text)
+                 for n, hit in enumerate(all_hits(answer)[:limit], start=1))
 
 
 def hit_for_citation(citation, hits: Iterable):

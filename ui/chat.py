@@ -17,7 +17,7 @@ from ui import runtime as rt
 from ui.conversations import ConversationStore
 from ui.runtime import Scope
 from ui.seams import Library, Uploads
-from ui.sources import source_viewer_tab
+from ui.sources import citation_links, source_viewer_tab, tab_labels
 
 log = logging.getLogger("docagent.app")
 
@@ -170,20 +170,25 @@ def render_answer(index: int, message: dict, kb: Library, present: av.Present) -
     """The answer with its [n] markers, warnings, then Sources / Source viewer / Reasoning tabs. A citation of
     a document no longer in the library, or replaced by a newer version, says so (`present`)"""
     answer = message.get("answer")
-    st.markdown(ui.md_safe(message["content"]))
     if answer is None:
+        st.markdown(ui.md_safe(message["content"]))
         return
+    st.markdown(av.linked_citations(ui.md_safe(message["content"]), [c.n for c in answer.citations], index))
     st.caption(av.answer_caption(answer))
     queue_panel.indexing_note(message.get("indexing"))
     for warning in answer.warnings:
         st.warning(ui.md_text(warning), icon=":material/warning:")
-    citations = answer.citations
-    sources, viewer, reasoning = st.tabs([f"Sources ({len(citations)})", "Source viewer", "Reasoning"])
+    citations = answer.citations or av.closest_citations(answer)  # a refusal's closest passages open the same way
+    labels = tab_labels(len(citations), closest=not answer.citations)
+    citation_links(index, labels)
+    sources, viewer, reasoning = st.tabs(labels, key=f"tabs_{index}", on_change="rerun")
     hits = av.all_hits(answer)
     terms = ui.query_terms(message.get("question", ""))
     with sources:
         if not citations:
             st.caption("No passage was cited.")
+        elif not answer.citations:
+            st.caption("Nothing was cited: these are the closest passages found, not an answer.")
         st.html(av.SOURCE_CSS + "".join(
             av.source_card_html(c, av.hit_for_citation(c, hits), terms, gone=present.note(c))
             for c in citations))

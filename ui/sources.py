@@ -19,14 +19,52 @@ from ui.seams import Library
 
 log = logging.getLogger("docagent.app")
 
+SOURCES, VIEWER, REASONING = "Sources", "Source viewer", "Reasoning"
+_CITE_JS = """
+export default function(component) {
+    const { data, setTriggerValue } = component;
+    const prefix = data.prefix;
+    const onClick = (event) => {
+        const link = event.target.closest ? event.target.closest('a[href^="' + prefix + '"]') : null;
+        if (!link) return;
+        event.preventDefault();
+        event.stopPropagation();
+        setTriggerValue("cite", Number(link.getAttribute("href").slice(prefix.length)));
+    };
+    document.addEventListener("click", onClick, true);
+    return () => document.removeEventListener("click", onClick, true);
+}
+"""
+_citation_links = st.components.v2.component("docagent_citation_links", js=_CITE_JS)
+
+
+def tab_labels(count: int, closest: bool) -> list[str]:
+    """The answer's three tab labels; the first counts the cited passages (or, for a refusal, its closest ones)."""
+    return [f"{'Closest passages' if closest else SOURCES} ({count})", VIEWER, REASONING]
+
+
+def citation_links(index: int, labels: list[str]) -> None:
+    """Make answer `index`'s linked [n] open source n: a click (or Enter on the focused link) selects it in the
+    Source viewer and switches to that tab (av.linked_citations made the links; this script catches them). The
+    tabs and the viewer's choice are keyed, so they also stay where the user put them across reruns."""
+    result = _citation_links(key=f"cite_{index}", data={"prefix": av.source_anchor(index)},
+                             on_cite_change=lambda: None, height=0)
+    chosen = getattr(result, "cite", None)
+    if chosen:
+        st.session_state[f"viewer_{index}"] = int(chosen)
+        st.session_state[f"tabs_{index}"] = labels[1]
+
 
 def source_viewer_tab(index: int, answer, hits, terms, kb: Library, present: av.Present) -> None:
     """Pick a cited source and see it in its document: page image, neighbours, slide, or cell range; for a
     document deleted or replaced since (not in `present`), the passage as the answer quoted it, and why."""
-    if not answer.citations:
+    citations = answer.citations or av.closest_citations(answer)
+    if not citations:
         st.caption("No passage was cited.")
         return
-    by_n = {c.n: c for c in answer.citations}
+    if not answer.citations:
+        st.caption("Nothing was cited: these are the closest passages found, not an answer.")
+    by_n = {c.n: c for c in citations}
     chosen = st.segmented_control("Source", list(by_n), format_func=lambda n: f"[{n}]", key=f"viewer_{index}",
                                   default=next(iter(by_n)))
     citation = by_n.get(chosen) or next(iter(by_n.values()))

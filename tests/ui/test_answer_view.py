@@ -8,6 +8,7 @@ from advanced_retrieval import Hit
 from agentic_rag.types import Analysis, AnswerResult, Citation, Claim, Coverage, Usage
 from document_processor import Chunk, Location
 from ui import answer_view as av
+from ui import helpers as ui
 from vector_db.records import DocumentRecord
 
 
@@ -204,3 +205,19 @@ def test_present_tells_a_replaced_document_from_a_deleted_one():
     assert "new1" in present and "old1" not in present
     assert present.note(old) == av.REPLACED_NOTE and present.note(gone) == av.GONE_NOTE and present.note(there) == ""
     assert "replaced by a newer version" in av.source_card_html(old, None, [], gone=present.note(old))
+
+
+def test_only_the_answer_s_own_citation_numbers_become_links_to_its_sources():
+    safe = ui.md_safe("Revenue grew [1]. Both say so [1, 2]. A paper's own reference [11] stays text. [x](http://a)")
+    linked = av.linked_citations(safe, [1, 2], 4)
+    assert "[\\[1\\]](#source-4-1)" in linked
+    assert "\\[[1](#source-4-1), [2](#source-4-2)\\]" in linked
+    assert "\\[11\\]" in linked and "source-4-11" not in linked
+    assert "\\[x\\](http" in linked  # md_safe's escapes still hold: no document link comes alive
+
+
+def test_a_refusal_offers_its_closest_passages_as_numbered_sources():
+    answer, h1, _ = _answer(citations=(), answer="I could not find it.")
+    closest = av.closest_citations(answer)
+    assert [c.n for c in closest] == list(range(1, len(closest) + 1)) and closest
+    assert closest[0].text == h1.chunk.text and closest[0].doc_id == h1.chunk.doc_id
