@@ -345,8 +345,10 @@ def test_pdf_source_is_the_page_image_with_the_passage_highlighted(app, original
     at = ask(upload(app, originals(pdf)), "How much did the Zephyr project reduce energy use?")
     no_failures(at)
     viewer = at.chat_message[1].tabs[1]
-    (image,) = viewer.image
-    assert image.captions == ["Page 2 of 2 — the passage is highlighted"] and image.value[0]
+    band, page = viewer.image  # opened on the passage's band of the page; the whole page in an expander
+    assert band.captions[0].startswith("Page 2 of 2 — the passage is highlighted (the part of the page around it")
+    assert page.captions == ["Page 2 of 2"] and band.value[0] and page.value[0]
+    assert [e.label for e in viewer.expander] == ["Whole page 2"]
 
 
 def test_slide_source_shows_the_slide_text_and_its_notes(app, originals, tmp_path):

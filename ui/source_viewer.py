@@ -34,13 +34,15 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class PageImage:
-    """A rendered PDF page: PNG bytes, its size in pixels, how many characters were highlighted."""
+    """A rendered PDF page: PNG bytes, its size in pixels, how many characters were highlighted, and the band
+    around the highlight (so the viewer opens on the passage, the whole page a click away)."""
 
     png: bytes
     width: int
     height: int
     highlighted_chars: int
     page_count: int
+    focus_png: bytes = b""  # the band of the page around the highlight (b"" when it covers most of the page)
 
 
 def _normalise(text: str) -> tuple[str, list[int]]:
@@ -144,7 +146,7 @@ def render_pdf_page(path: Path, page_number: int, passage: str, width: int = 900
         scale = width / max(page.get_width(), 1.0)
         image = page.render(scale=scale).to_pil().convert("RGBA")
         boxes = _passage_boxes(page, passage, image.size) or _scan_boxes(page, passage, image.size)
-        return PageImage(_highlighted_png(image, boxes), image.width, image.height, len(boxes), len(pdf))
+        return _page_image(image, boxes, len(pdf))
     finally:
         pdf.close()
 
@@ -173,7 +175,7 @@ def render_image_page(path: Path, page_number: int, passage: str, width: int = 9
     if factor < 1.0:
         shown = shown.resize((max(1, round(shown.width * factor)), max(1, round(shown.height * factor))))
     boxes = [tuple(v * factor for v in box) for box in boxes]
-    return PageImage(_highlighted_png(shown, boxes), shown.width, shown.height, len(boxes), count)
+    return _page_image(shown, boxes, count)
 
 
 def _scan_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[float, float, float, float]]:
@@ -232,6 +234,27 @@ def _to_device(page, size: tuple[int, int], x: float, y: float) -> tuple[int, in
     dx, dy = ctypes.c_int(), ctypes.c_int()
     pdfium_c.FPDF_PageToDevice(page.raw, 0, 0, size[0], size[1], 0, x, y, ctypes.byref(dx), ctypes.byref(dy))
     return dx.value, dy.value
+
+
+FOCUS_MARGIN = 0.12  # of the page's height, above and below the highlighted lines
+FOCUS_MAX = 0.6  # a band taller than this share of the page is no crop: the whole page is shown
+
+
+def _page_image(image, boxes, page_count: int) -> PageImage:
+    """The page with the boxes highlighted, and the band of it around them."""
+    from PIL import Image
+
+    png = _highlighted_png(image, boxes)
+    focus = b""
+    if boxes:
+        margin = FOCUS_MARGIN * image.height
+        top = max(0, int(min(b[1] for b in boxes) - margin))
+        bottom = min(image.height, int(max(b[3] for b in boxes) + margin))
+        if bottom - top <= FOCUS_MAX * image.height:
+            buffer = io.BytesIO()
+            Image.open(io.BytesIO(png)).crop((0, top, image.width, bottom)).save(buffer, format="PNG", optimize=True)
+            focus = buffer.getvalue()
+    return PageImage(png, image.width, image.height, len(boxes), page_count, focus)
 
 
 def _highlighted_png(image, boxes) -> bytes:

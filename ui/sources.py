@@ -151,6 +151,12 @@ def _pdf_page(citation, original: Path, terms) -> bool:
     if not page:
         return False
     image = rendered_page(str(original), original.stat().st_mtime, page, citation.text)
+    if image.focus_png:  # opened on the passage; the whole page a click away
+        st.image(image.focus_png, caption=f"Page {page} of {image.page_count} — the passage is highlighted "
+                 "(the part of the page around it; the whole page below)")
+        with st.expander(f"Whole page {page}"):
+            st.image(image.png, caption=f"Page {page} of {image.page_count}")
+        return True
     found = "highlighted" if image.highlighted_chars else "not found on the rendered page (see Sources)"
     st.image(image.png, caption=f"Page {page} of {image.page_count} — the passage is {found}")
     return True

@@ -164,7 +164,7 @@ def test_upload_ask_and_view_the_source(server, tmp_path):
 
     answer.get_by_role("tab", name="Source viewer").click()
     if _keeps_originals():
-        image = answer.get_by_test_id("stImage").locator("img")
+        image = answer.get_by_test_id("stImage").locator("img").first
         image.wait_for(timeout=60_000)
         assert image.evaluate("img => img.naturalWidth") > 500
         assert answer.get_by_text("the passage is highlighted").is_visible()

@@ -60,6 +60,18 @@ def test_render_pdf_page_highlights_the_passage(tmp_path):
     assert not any(_is_highlight(*px) for px in above.get_flattened_data())
 
 
+def test_the_viewer_opens_on_the_band_of_the_page_around_the_passage(tmp_path):
+    pdf = tmp_path / "doc.pdf"
+    write_pdf(pdf, [["Intro line."] + [f"Filler line {i} of the long page." for i in range(30)]
+                    + ["The quarterly revenue grew by twelve percent.", "Closing remarks follow."]])
+    image = sv.render_pdf_page(pdf, 1, "The quarterly revenue grew by twelve percent.", width=600)
+    focus = Image.open(io.BytesIO(image.focus_png)).convert("RGB")
+    assert focus.width == image.width and focus.height < 0.6 * image.height  # a band, not the page
+    assert sum(1 for px in focus.get_flattened_data() if _is_highlight(*px)) > 300  # the highlight is in it
+    whole = sv.render_pdf_page(pdf, 1, "words that are not there at all", width=600)
+    assert whole.focus_png == b""  # nothing highlighted: the page itself is shown
+
+
 def _is_highlight(r, g, b):
     return r > 240 and g > 225 and b < 190  # translucent yellow over white paper
 
