@@ -5,6 +5,7 @@ import, so modules that only need the shared types stay light.
 """
 
 from document_processor.api import parse_bytes, parse_file
+from document_processor.blocks import format_value
 from document_processor.limits import Limits
 from document_processor.sniff import SUPPORTED_SUFFIXES, is_supported, sanitize_name
 from document_processor.types import Chunk, DataTable, DocumentError, Location, ParsedDocument, chunk_id
@@ -18,6 +19,7 @@ def warm_up(extra_modules: tuple[str, ...] = ()) -> None:
 
 
 __all__ = [
+    "format_value",
     "SUPPORTED_SUFFIXES", "Chunk", "DataTable", "DocumentError", "Limits", "Location", "ParsedDocument", "chunk_id",
     "is_supported", "parse_bytes", "parse_file", "sanitize_name", "warm_up",
 ]

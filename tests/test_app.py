@@ -233,7 +233,7 @@ def test_sheet_source_is_shown_as_a_table(app):
     no_failures(at)
     viewer = at.chat_message[1].tabs[1]
     table = viewer.dataframe[0].value
-    assert list(table.columns) == ["item", "cost_eur"] and "heat pumps" in list(table["item"])
+    assert list(table.columns) == ["A · item", "B · cost_eur"] and "heat pumps" in list(table["A · item"])
 
 
 def test_word_source_shows_the_passage_with_its_neighbours(app):
@@ -376,8 +376,12 @@ def test_sheet_source_from_the_original_workbook(app, originals, tmp_path):
     path.write_bytes(xlsx_bytes())
     at = ask(upload(app, originals(path)), "What did the heat pumps cost?")
     no_failures(at)
-    table = at.chat_message[1].tabs[1].dataframe[0].value
-    assert list(table.columns) == ["item", "cost_eur"] and "2100000" in list(table["cost_eur"])
+    viewer = at.chat_message[1].tabs[1]
+    table = viewer.dataframe[0].value  # the sheet's column letters and row numbers, values as the file shows them
+    assert list(table.columns) == ["A · item", "B · cost_eur"] and list(table.index)[0] == "2"
+    assert table.loc["2", "B · cost_eur"] == "2100000"  # "General": no thousands separator in the file either
+    captions = [c.value for c in viewer.caption]  # the engine computed it from B2, and marks it
+    assert "Cells read: Costs!B2" in captions and "Highlighted: the cells the engine read." in captions
 
 
 def test_a_library_failure_on_one_file_is_its_line_and_the_batch_goes_on(app, monkeypatch):

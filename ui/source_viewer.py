@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from document_processor import format_value
+
 WINDOW = 24  # normalised characters per search window when the whole passage is not found verbatim
 HIGHLIGHT_RGBA = (255, 214, 0, 90)  # translucent yellow, like a highlighter pen
 MAX_TABLE_ROWS = 200
@@ -324,12 +326,15 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     truncated: bool = False
+    first_row: int = 0  # the sheet's row number of rows[0] (0: not read from a sheet)
+    letters: tuple[str, ...] = ()  # the sheet's column letter of each column
 
 
 def read_cells(path: Path, sheet: str | None, cells: str | None, max_rows: int = MAX_TABLE_ROWS) -> Table:
     """The range `cells` ('B2:F40') of `sheet` in an XLSX or CSV, with the sheet's header row on top.
 
-    The header is the first row of the sheet when the range starts below it, else the range's first row.
+    The header is the sheet's header row (`header_row`) when the range starts below it, else the range's first
+    row. Values read as the file shows them (number formats applied), as the sheet reader indexed them.
     Raises:
         SourceError: unreadable file, unknown sheet or malformed range.
     """
@@ -337,13 +342,31 @@ def read_cells(path: Path, sheet: str | None, cells: str | None, max_rows: int =
     if not rows:
         raise SourceError("the sheet is empty")
     first_row, last_row, first_col, last_col = _bounds(cells, rows)
-    header = rows[0] if first_row > 1 else rows[first_row - 1]
-    body_start = first_row if first_row > 1 else first_row + 1
+    top = header_row(rows)
+    header = rows[top - 1] if first_row > top else rows[first_row - 1]
+    body_start = first_row if first_row > top else first_row + 1
     body = [r[first_col - 1:last_col] for r in rows[body_start - 1:last_row]]
     columns = _unique_columns(header[first_col - 1:last_col], first_col, last_col)
     width = len(columns)
     shaped = tuple(tuple((list(r) + [""] * width)[:width]) for r in body[:max_rows])
-    return Table(columns, shaped, truncated=len(body) > max_rows)
+    letters = tuple(column_letter(n) for n in range(first_col, first_col + width))
+    return Table(columns, shaped, truncated=len(body) > max_rows, first_row=body_start, letters=letters)
+
+
+def header_row(rows: Sequence[Sequence[str]]) -> int:
+    """The sheet's header: its first row with two or more filled cells (as the sheet reader takes it), 1-based;
+    a title above the table ('Budget 2024' in A1) is not the header."""
+    return next((n for n, row in enumerate(rows, start=1) if sum(1 for c in row if str(c).strip()) >= 2), 1)
+
+
+def matched_rows(table: Table, terms: Sequence[str]) -> set[int]:
+    """Indexes of the rows that hold the most of `terms` (at least one): the rows a question was about."""
+    wanted = [t.lower() for t in terms if t.strip()]
+    if not wanted:
+        return set()
+    counts = [sum(1 for t in wanted if any(t in cell.lower() for cell in row)) for row in table.rows]
+    best = max(counts, default=0)
+    return {i for i, n in enumerate(counts) if n == best} if best else set()
 
 
 def _xlsx_rows(path: Path, sheet: str | None) -> list[list[str]]:
@@ -358,7 +381,8 @@ def _xlsx_rows(path: Path, sheet: str | None) -> list[list[str]]:
         if sheet is not None and sheet not in book.sheetnames:
             raise SourceError(f"the workbook has no sheet named {sheet!r}")
         ws = book[sheet] if sheet is not None else book.worksheets[0]
-        return [["" if v is None else str(v) for v in row] for row in ws.iter_rows(values_only=True)]
+        return [[format_value(cell.value, getattr(cell, "number_format", "") or "") for cell in row]
+                for row in ws.iter_rows()]  # as the file shows them (and as they were indexed): 62.3%, $12.50
     finally:
         book.close()
 
@@ -457,6 +481,26 @@ def cell_ranges(cells: str) -> list[tuple[str | None, str]]:
             first, _, last = m.group("cells").partition(":")
             last = last or first
             out.append((m.group("sheet"), f"A{first.lstrip('ABCDEFGHIJKLMNOPQRSTUVWXYZ')}:{last}"))
+    return out
+
+
+def cited_cells(cells: str, sheet: str | None = None, limit: int = 2000) -> set[str]:
+    """Every cell a computed passage names on `sheet` (any sheet when None) ("FAM!C2:C4; FAM!E9" ->
+    {"C2", "C3", "C4", "E9"}), at most `limit`: the cells the viewer marks."""
+    out: set[str] = set()
+    for part in cells.split(";"):
+        m = _CITED_RANGE.fullmatch(part.strip())
+        if not m or (sheet is not None and m.group("sheet") not in (None, sheet)):
+            continue
+        try:
+            first_row, last_row, first_col, last_col = _bounds(m.group("cells"), [])
+        except SourceError:
+            continue
+        for row in range(first_row, last_row + 1):
+            for col in range(first_col, last_col + 1):
+                if len(out) >= limit:
+                    return out
+                out.add(f"{column_letter(col)}{row}")
     return out
 
 

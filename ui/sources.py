@@ -137,7 +137,8 @@ def show_computed(chunk, original: Path) -> None:
     if loc.sheet is not None or original.suffix.lower() == ".csv":
         for ref in sv.cell_ranges(cells)[:MAX_RANGES]:
             sheet, cells_ = ref
-            show_table(sv.read_cells(original, sheet if original.suffix.lower() != ".csv" else None, cells_))
+            show_table(sv.read_cells(original, sheet if original.suffix.lower() != ".csv" else None, cells_),
+                       cells=sv.cited_cells(cells, sheet))
         return
     if loc.page:
         label = sv.computed_row_label(chunk.text)
@@ -175,17 +176,46 @@ def _slide(citation, original: Path, terms) -> bool:
 
 def _cells(citation, original: Path, terms) -> bool:
     loc = citation.location
-    show_table(sv.read_cells(original, loc.sheet if original.suffix.lower() != ".csv" else None, loc.cells))
+    show_table(sv.read_cells(original, loc.sheet if original.suffix.lower() != ".csv" else None, loc.cells), terms)
     return True
 
 
 ORIGINAL_VIEWERS = {"pdf": _pdf_page, "image": _pdf_page, "pptx": _slide, "xlsx": _cells, "csv": _cells}
 
 
-def show_table(table: sv.Table) -> None:
-    st.dataframe({name: [row[i] for row in table.rows] for i, name in enumerate(table.columns)}, hide_index=True)
+def show_table(table: sv.Table, terms=(), cells: set[str] | frozenset = frozenset()) -> None:
+    """A cell range as the sheet shows it: its row numbers and column letters (when read from the sheet), values
+    formatted as in the file, and highlighted either the `cells` named ("E5": the cells a calculation read) or
+    else the rows holding most of the question's words."""
+    import pandas as pd
+
+    if table.letters:
+        columns = [letter if name == letter else f"{letter} · {name}"  # a blank header cell is named by its letter
+                   for letter, name in zip(table.letters, table.columns, strict=True)]
+        index = [str(table.first_row + i) for i in range(len(table.rows))]
+    else:
+        columns, index = list(table.columns), None
+    frame = pd.DataFrame([list(r) for r in table.rows], columns=columns, index=index)
+    if cells and table.letters:
+        styles = pd.DataFrame([[f"background-color: {MATCH_COLOUR}" if f"{letter}{table.first_row + i}" in cells
+                                else "" for letter in table.letters] for i in range(len(table.rows))],
+                              index=frame.index, columns=frame.columns)
+        st.dataframe(frame.style.apply(lambda _: styles, axis=None), hide_index=False)
+        st.caption("Highlighted: the cells the engine read.")
+        return
+    marked = sv.matched_rows(table, terms)
+    if marked:
+        styled = frame.style.apply(lambda row: [f"background-color: {MATCH_COLOUR}" if frame.index.get_loc(row.name)
+                                                in marked else "" for _ in row], axis=1)
+        st.dataframe(styled, hide_index=index is None)
+        st.caption(f"Highlighted: the {'row' if len(marked) == 1 else 'rows'} with the question's words.")
+    else:
+        st.dataframe(frame, hide_index=index is None)
     if table.truncated:
         st.caption(f"Showing the first {len(table.rows)} rows of the range.")
+
+
+MATCH_COLOUR = "rgba(255, 214, 0, 0.35)"  # the page highlighter's yellow
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

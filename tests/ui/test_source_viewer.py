@@ -135,6 +135,29 @@ def test_read_cells_from_xlsx_puts_the_sheet_header_on_top(tmp_path):
         sv.read_cells(path, "Revenue", "nonsense")
 
 
+def test_read_cells_keeps_the_file_s_formats_row_numbers_and_letters_and_marks_the_asked_rows(tmp_path):
+    from openpyxl import Workbook
+
+    book = Workbook()
+    ws = book.active
+    ws.title = "Plan"
+    ws["A1"] = "Budget 2024"
+    ws.append([])
+    ws.append([None, "Region", "Units", "Price", "Share"])
+    ws.append([None, "North", 2500, 12.5, 0.62293333])
+    ws.append([None, "South", 1500, 9.99, 0.37706667])
+    for ref, fmt in (("C4", "#,##0"), ("D4", '"$"#,##0.00'), ("E4", "0.0%"), ("E5", "0.0%")):
+        ws[ref].number_format = fmt
+    path = tmp_path / "plan.xlsx"
+    book.save(path)
+    table = sv.read_cells(path, "Plan", "B3:E5")
+    assert table.columns == ("Region", "Units", "Price", "Share") and table.letters == ("B", "C", "D", "E")
+    assert table.first_row == 4 and table.rows[0] == ("North", "2,500", "$12.50", "62.3%")
+    assert sv.matched_rows(table, ["south", "share"]) == {1} and sv.matched_rows(table, ["west"]) == set()
+    assert sv.cited_cells("Plan!E4:E5; Other!C9; D4") == {"E4", "E5", "C9", "D4"}
+    assert sv.cited_cells("Plan!E4:E5; Other!C9; D4", "Plan") == {"E4", "E5", "D4"}
+
+
 def test_read_cells_from_csv_and_truncation(tmp_path):
     path = tmp_path / "data.csv"
     path.write_text("name,name,score\n" + "".join(f"n{i},m{i},{i}\n" for i in range(10)))
