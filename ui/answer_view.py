@@ -143,7 +143,7 @@ def source_card_html(citation, hit, terms: Sequence[str], neighbours: Sequence =
         if chunk.id == cited_id:
             body.append(_passage(citation.text, terms))
         else:
-            body.append(f'<div class="text neighbour">{html.escape(chunk.text)}</div>')
+            body.append(_passage(chunk.text, (), css="text neighbour"))  # a neighbouring table drawn as a table
     if not body:
         body.append(_passage(citation.text, terms))
     scores = f'<div class="scores">{html.escape(ui.scores_text(hit))}</div>' if hit is not None else ""
@@ -155,13 +155,13 @@ def source_card_html(citation, hit, terms: Sequence[str], neighbours: Sequence =
     return f'<div class="docagent-source">{title if head else ""}{note}{"".join(body)}{scores}</div>'
 
 
-def _passage(text: str, terms: Sequence[str]) -> str:
+def _passage(text: str, terms: Sequence[str], css: str = "text") -> str:
     """The passage as escaped, highlighted HTML; Markdown pipe tables (how sheets are indexed) become tables."""
     parts = []
     for is_table, block in _blocks(text):
         table = sv.markdown_table(block) if is_table else None
         parts.append(_table_html(table, terms) if table is not None else ui.highlight_html(block, terms))
-    return f'<div class="text">{"".join(parts)}</div>'
+    return f'<div class="{css}">{"".join(parts)}</div>'
 
 
 def _blocks(text: str) -> list[tuple[bool, str]]:

@@ -72,6 +72,10 @@ def test_source_card_with_neighbours_greys_them_and_escapes_them_too():
     card = av.source_card_html(answer.citations[0], h1, ["revenue"], neighbours=[before, h1.chunk])
     assert 'class="text neighbour">Intro &lt;b&gt;bold&lt;/b&gt; text' in card
     assert card.index("Intro") < card.index("<mark>Revenue</mark>")
+    table = _chunk(2, "| Item | Cost |\n| --- | --- |\n| Pumps | <i>2,100</i> |")  # a DOCX table beside it
+    card = av.source_card_html(answer.citations[0], h1, [], neighbours=[h1.chunk, table])
+    assert '<div class="text neighbour"><table>' in card and "<td>&lt;i&gt;2,100&lt;/i&gt;</td>" in card
+    assert "| Item |" not in card
 
 
 def test_source_card_without_hit_has_no_scores():
