@@ -366,6 +366,9 @@ def test_slide_source_shows_the_slide_text_and_its_notes(app, originals, tmp_pat
     at = ask(upload(app, originals(path)), "What did the Zephyr retrofit cost?")
     no_failures(at)
     viewer = at.chat_message[1].tabs[1]
+    (slide,) = viewer.image  # the slide drawn from its shapes, the asked words marked
+    assert slide.captions == ["Slide 2 of 2 — the question's words are highlighted (layout only: no design or "
+                              "pictures)"]
     assert "Budget\nThe <mark>Zephyr</mark> <mark>retrofit</mark> <mark>cost</mark>" in viewer.get("html")[0].value
     assert any(m.value == "**Speaker notes:** Say that \\<b\\>heat pumps\\</b\\> were half of it."
                for m in viewer.markdown)

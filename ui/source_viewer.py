@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from document_processor import format_value
+from ui.helpers import match_spans
 
 WINDOW = 24  # normalised characters per search window when the whole passage is not found verbatim
 HIGHLIGHT_RGBA = (255, 214, 0, 90)  # translucent yellow, like a highlighter pen
@@ -307,6 +308,103 @@ def read_slide(path: Path, number: int) -> Slide:
     lines = [line for shape in slide.shapes for line in _shape_lines(shape)]
     notes = slide.notes_slide.notes_text_frame.text if slide.has_notes_slide else ""
     return Slide(number, "\n".join(lines), (notes or "").strip())
+
+
+SLIDE_INK, SLIDE_FRAME, SLIDE_PICTURE = (34, 34, 34), (200, 200, 200), (236, 236, 236)
+
+
+def render_slide(path: Path, number: int, terms: Sequence[str], width: int = 900) -> PageImage:
+    """Slide `number` (1-based) drawn from its shapes where they sit: each text box's text wrapped in its frame,
+    tables as grids, pictures as grey boxes, and every word of `terms` highlighted. Not the slide's design (that
+    needs LibreOffice), but the passage where it is on the slide.
+
+    Raises:
+        SourceError: the file cannot be read or has no such slide.
+    """
+    from PIL import Image, ImageDraw
+    from pptx import Presentation
+    from pptx.exc import PackageNotFoundError
+
+    try:
+        deck = Presentation(str(path))
+        slides = list(deck.slides)
+    except (PackageNotFoundError, KeyError, ValueError, OSError) as error:
+        raise SourceError(f"cannot open the presentation: {error}") from error
+    if not 1 <= number <= len(slides):
+        raise SourceError(f"the presentation has {len(slides)} slides, there is no slide {number}")
+    emu_w, emu_h = int(deck.slide_width or 9144000), int(deck.slide_height or 6858000)
+    scale = width / emu_w
+    image = Image.new("RGBA", (width, max(1, round(emu_h * scale))), (255, 255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    wanted = {t.lower() for t in terms if t.strip()}
+    boxes: list[tuple[float, float, float, float]] = []
+    for shape in _flat_shapes(slides[number - 1].shapes):
+        if shape.left is None or shape.top is None or shape.width is None or shape.height is None:
+            continue
+        frame = (shape.left * scale, shape.top * scale, (shape.left + shape.width) * scale,
+                 (shape.top + shape.height) * scale)
+        if getattr(shape, "has_table", False) and shape.has_table:
+            _draw_table(draw, frame, [[c.text for c in row.cells] for row in shape.table.rows], wanted, boxes)
+        elif getattr(shape, "has_text_frame", False) and shape.has_text_frame and shape.text_frame.text.strip():
+            size = _font_points(shape.text_frame) * 12700 * scale  # points -> EMU -> pixels
+            _draw_text(draw, frame, shape.text_frame.text, max(9.0, size), wanted, boxes)
+        elif shape.shape_type is not None and "PICTURE" in str(shape.shape_type):
+            draw.rectangle(frame, fill=SLIDE_PICTURE, outline=SLIDE_FRAME)
+    return PageImage(_highlighted_png(image, boxes), image.width, image.height, len(boxes), len(slides))
+
+
+def _flat_shapes(shapes):
+    for shape in shapes:
+        if getattr(shape, "shapes", None) is not None:  # a group: its members
+            yield from _flat_shapes(shape.shapes)
+        else:
+            yield shape
+
+
+def _font_points(text_frame) -> float:
+    """The first explicit run size in the frame (points), else 18: a body text's usual size."""
+    for paragraph in text_frame.paragraphs:
+        for run in paragraph.runs:
+            if run.font.size is not None:
+                return run.font.size.pt
+    return 18.0
+
+
+def _font(pixels: float):
+    from PIL import ImageFont
+
+    return ImageFont.load_default(size=max(8, round(pixels)))
+
+
+def _draw_text(draw, frame, text: str, size: float, wanted: set[str], boxes: list, pad: float = 4.0) -> None:
+    """Text wrapped to the frame's width from its top left; words in `wanted` add their boxes to `boxes`."""
+    font = _font(size)
+    left, top, right, bottom = frame
+    line_height = size * 1.25
+    y = top + pad
+    for paragraph in text.split("\n"):
+        x = left + pad
+        for word in paragraph.split():
+            w = draw.textlength(word + " ", font=font)
+            if x + w > right - pad and x > left + pad:
+                x, y = left + pad, y + line_height
+            draw.text((x, y), word, font=font, fill=SLIDE_INK)
+            if wanted and any(match_spans(word, wanted)):  # the same matching as the passage's text marks
+                boxes.append((x, y, x + draw.textlength(word, font=font), y + size * 1.1))
+            x += w
+        y += line_height
+    draw.rectangle(frame, outline=SLIDE_FRAME)
+
+
+def _draw_table(draw, frame, rows: list[list[str]], wanted: set[str], boxes: list) -> None:
+    if not rows or not rows[0]:
+        return
+    left, top, right, bottom = frame
+    cell_w, cell_h = (right - left) / len(rows[0]), (bottom - top) / len(rows)
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            cell = (left + c * cell_w, top + r * cell_h, left + (c + 1) * cell_w, top + (r + 1) * cell_h)
+            _draw_text(draw, cell, text, min(18.0, cell_h * 0.5), wanted, boxes, pad=3.0)
 
 
 def _shape_lines(shape) -> list[str]:

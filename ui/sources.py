@@ -168,6 +168,10 @@ def _slide(citation, original: Path, terms) -> bool:
     if not number:
         return False
     slide = sv.read_slide(original, number)
+    image = rendered_slide(str(original), original.stat().st_mtime, number, tuple(terms))
+    marked = "the question's words are highlighted" if image.highlighted_chars else "drawn from its text boxes"
+    st.image(image.png, caption=f"Slide {number} of {image.page_count} — {marked} (layout only: no design or "
+             "pictures)")
     st.html(av.SOURCE_CSS + f'<div class="docagent-source"><div class="text">{ui.highlight_html(slide.text, terms)}'
             "</div></div>")
     st.markdown("**Speaker notes:** " + (ui.md_text(slide.notes) if slide.notes else "_none_"))
@@ -216,6 +220,12 @@ def show_table(table: sv.Table, terms=(), cells: set[str] | frozenset = frozense
 
 
 MATCH_COLOUR = "rgba(255, 214, 0, 0.35)"  # the page highlighter's yellow
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def rendered_slide(path: str, mtime: float, number: int, terms: tuple[str, ...]) -> sv.PageImage:
+    """A slide drawn from its shapes with the question's words marked; cached like pages."""
+    return sv.render_slide(Path(path), number, terms)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -113,6 +113,33 @@ def test_read_slide_text_and_notes(tmp_path):
         sv.read_slide(path, 5)
 
 
+def test_a_slide_is_drawn_from_its_shapes_where_they_sit_with_the_asked_words_marked(tmp_path):
+    from pptx import Presentation
+    from pptx.util import Emu, Pt
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])  # blank
+    title = slide.shapes.add_textbox(Emu(457200), Emu(300000), Emu(8000000), Emu(800000))
+    title.text_frame.text = "Results overview"
+    box = slide.shapes.add_textbox(Emu(4572000), Emu(4800000), Emu(4000000), Emu(1200000))  # lower right
+    box.text_frame.text = "Revenue dipped in the third quarter"
+    box.text_frame.paragraphs[0].runs[0].font.size = Pt(20)
+    path = tmp_path / "deck.pptx"
+    deck.save(path)
+    image = sv.render_slide(path, 1, ["revenue", "quarter"], width=900)
+    assert image.page_count == 1 and image.width == 900 and image.height == round(6858000 * 900 / 9144000)
+    assert image.highlighted_chars >= 2  # "Revenue" and "quarter"
+    picture = Image.open(io.BytesIO(image.png)).convert("RGB")
+    scale = 900 / 9144000
+    lower_right = picture.crop((int(4572000 * scale), int(4800000 * scale), 900, int(6000000 * scale)))
+    title_band = picture.crop((0, 0, 900, int(1100000 * scale)))
+    assert sum(1 for px in lower_right.get_flattened_data() if _is_highlight(*px)) > 100  # marked where it sits
+    assert not any(_is_highlight(*px) for px in title_band.get_flattened_data())  # no asked word in the title
+    assert any(px != (255, 255, 255) for px in title_band.get_flattened_data())  # but the title is drawn
+    with pytest.raises(sv.SourceError, match="no slide 3"):
+        sv.render_slide(path, 3, [])
+
+
 def test_read_cells_from_xlsx_puts_the_sheet_header_on_top(tmp_path):
     from openpyxl import Workbook
 
