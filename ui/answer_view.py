@@ -29,12 +29,13 @@ SOURCE_CSS = """<style>
 .docagent-source .n{display:inline-block;min-width:1.6rem;color:#3b5bdb}
 .docagent-source .where{color:#555;font-weight:400}
 .docagent-source .text{white-space:pre-wrap;word-break:break-word;color:#222}
-.docagent-source .text.neighbour{color:#777}
+.docagent-source .text.neighbour{color:#666}
 .docagent-source mark{background:#ffe066;padding:0 .1em;border-radius:.15em}
-.docagent-source .scores{color:#777;font-size:.8rem;margin-top:.3rem}
+.docagent-source .scores{color:#595959;font-size:.8rem;margin-top:.3rem}
 .docagent-source table{border-collapse:collapse;margin:.3rem 0;white-space:normal;font-size:.85rem}
 .docagent-source th,.docagent-source td{border:1px solid #e3e6ee;padding:.15rem .5rem;text-align:left}
 .docagent-source th{background:#f1f3f8}
+.docagent-source td.num{white-space:nowrap;text-align:right}
 .docagent-source .gone{color:#a61e4d;font-size:.85rem;margin-bottom:.25rem}
 </style>"""
 GONE_NOTE = "This document has been deleted from the library since; the passage is shown as the answer quoted it."
@@ -176,10 +177,18 @@ def _blocks(text: str) -> list[tuple[bool, str]]:
     return [(is_table, "".join(lines)) for is_table, lines in blocks]
 
 
+_NUMBER_CELL = re.compile(r"[-−(]?[$€£¥]?\s?[\d.,]+\s?(?:%|[kKmMbB]n?)?\)?")  # 1,234.5  $(12.50)  62.3%  (3)
+
+
+def _cell_html(cell: str, terms: Sequence[str]) -> str:
+    """One table cell; a number keeps to one line, right-aligned (a narrow window broke 1,234.5 across lines)."""
+    number = ' class="num"' if _NUMBER_CELL.fullmatch(cell.strip()) else ""
+    return f"<td{number}>{ui.highlight_html(cell, terms)}</td>"
+
+
 def _table_html(table, terms: Sequence[str]) -> str:
     head = "".join(f"<th>{ui.highlight_html(c, terms)}</th>" for c in table.columns)
-    rows = "".join("<tr>" + "".join(f"<td>{ui.highlight_html(c, terms)}</td>" for c in row) + "</tr>"
-                   for row in table.rows)
+    rows = "".join("<tr>" + "".join(_cell_html(c, terms) for c in row) + "</tr>" for row in table.rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 

@@ -89,7 +89,8 @@ def document_list(kb: Library, indexing: bool = False) -> tuple[Scope, int]:
         st.caption("No documents yet: each one appears here as soon as it is indexed.")
         return Scope(), 0
     if not docs:
-        st.info("No documents yet. Drop PDF, Word, PowerPoint, Excel, CSV, text or Markdown files above.",
+        st.info("No documents yet. Drop PDF (scans too), Word, PowerPoint, Excel, CSV, text, Markdown or image files "
+                "(PNG, JPEG, TIFF) above.",
                 icon=":material/upload_file:")
         return Scope(), 0
     st.caption(f"{ui.plural(len(docs), 'document')} — tick some to ask only about them")
@@ -205,7 +206,8 @@ def clear_library_controls(kb: Library, count: int) -> None:
         return
     st.warning(f"Delete all {ui.plural(count, 'document')} from the library? This cannot be undone.")
     yes, no = st.columns(2)
-    yes.button("Delete all", type="primary", key="clear_yes", on_click=clear_library, args=(kb,))
+    yes.button("Delete all", icon=":material/delete_forever:", key="clear_yes", on_click=clear_library,
+               args=(kb,))  # not the primary style: the destructive choice is never the highlighted one
     no.button("Cancel", key="clear_cancel", on_click=_set_confirm, args=(False,))
 
 

@@ -144,7 +144,7 @@ def test_source_card_shows_a_sheet_chunk_as_an_escaped_table():
     cited = Citation(1, "costs.xlsx", "d9", Location(sheet="Costs", cells="A1:B2"), text)
     card = av.source_card_html(cited, None, ["heat"])
     assert "<th>item</th><th>cost</th>" in card
-    assert "<td><mark>heat</mark> &lt;pumps&gt;</td><td>2100000</td>" in card
+    assert '<td><mark>heat</mark> &lt;pumps&gt;</td><td class="num">2100000</td>' in card
     assert card.index("Sheet Costs") < card.index("<table>") < card.index("Note after.")
     assert "| --- |" not in card
 
