@@ -1,20 +1,20 @@
 """Kept originals of a library that several data directories share through one Chroma server (issue 27, item 4).
 
-Each test runs a real `chroma run` and opens data directories A and B on it, as two app servers or two CLIs on
-two machines would: no shared lock and no shared folder, only the store.
+The server tests run a real `chroma run` and open data directories A and B on it, as two app servers or two CLIs
+on two machines would: no shared lock and no shared folder, only the store.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
+from advanced_retrieval import Originals
 from testing.chroma_server import CHROMA, ChromaServer
 from tests.helpers.library import kb_on
-from vector_db import HashingEmbedder, LibraryDamaged, client_from_env
-
-pytestmark = pytest.mark.server
+from vector_db import HashingEmbedder, LibraryDamaged, StoreError, client_from_env, make_client
 
 
 def body(topic: str) -> bytes:
@@ -45,6 +45,7 @@ def fresh_server(tmp_path):
     server.stop()
 
 
+@pytest.mark.server
 def test_a_document_indexed_in_one_data_directory_is_viewed_and_rebuilt_from_another(chroma_server, fresh_server,
                                                                                       tmp_path):
     a_dir, b_dir = tmp_path / "a", tmp_path / "b"
@@ -68,6 +69,7 @@ def test_a_document_indexed_in_one_data_directory_is_viewed_and_rebuilt_from_ano
     assert sorted(d.file_name for d in rebuilt.documents()) == ["glacier.txt", "tundra.txt"]
 
 
+@pytest.mark.server
 def test_a_delete_in_another_data_directory_removes_only_the_original_the_store_recorded_as_deleted(
         chroma_server, tmp_path):
     a_dir, b_dir = tmp_path / "a", tmp_path / "b"
@@ -83,6 +85,7 @@ def test_a_delete_in_another_data_directory_removes_only_the_original_the_store_
     assert a.original_path(gone.doc_id) is None and a.original_path(stays.doc_id) is not None
 
 
+@pytest.mark.server
 def test_originals_of_documents_a_server_never_recorded_as_deleted_are_kept(chroma_server, fresh_server, tmp_path):
     """A server on fresh storage that another program has written to since (so the lost-store guard, which
     needs a never-written store, does not fire): A's originals are its documents' only copies."""
@@ -98,6 +101,7 @@ def test_originals_of_documents_a_server_never_recorded_as_deleted_are_kept(chro
     assert sorted(d.file_name for d in rebuilt.documents()) == ["drumlin.txt", "esker.txt", "moraine.txt"]
 
 
+@pytest.mark.server
 def test_a_clear_in_another_data_directory_is_reported_to_the_others_as_a_clear(chroma_server, tmp_path):
     a_dir, b_dir = tmp_path / "a", tmp_path / "b"
     a = open_on(chroma_server, a_dir)
@@ -114,3 +118,39 @@ def test_a_clear_in_another_data_directory_is_reported_to_the_others_as_a_clear(
     again = b.ingest_bytes(body("cirque"), "cirque.txt")
     assert a.original_path(again.doc_id).read_bytes() == body("cirque")
     assert [d.file_name for d in open_on(chroma_server, a_dir).documents()] == ["cirque.txt"]
+
+
+class FakeShared:
+    """A shared store holding one original, whose bytes may be wrong, and refusing to keep any (`refuse`)."""
+
+    where = "http://127.0.0.1:1"
+
+    def __init__(self, held: dict[str, bytes], refuse: bool = False):
+        self.held, self.refuse = held, refuse
+
+    def keep_original(self, doc_id, name, suffix, data):
+        if self.refuse:
+            raise StoreError("cannot reach Chroma at http://127.0.0.1:1: refused")
+        self.held[doc_id] = data
+
+    def original(self, doc_id):
+        return ("a.txt", ".txt", self.held[doc_id]) if doc_id in self.held else None
+
+
+def test_bytes_from_the_shared_store_that_are_not_the_documents_are_refused(tmp_path):
+    right = b"the real text"
+    doc_id = hashlib.sha256(right).hexdigest()
+    originals = Originals(tmp_path / "originals", shared=FakeShared({doc_id: b"something else"}))
+    with pytest.raises(StoreError, match="a.txt stored at http://127.0.0.1:1 is not that file's bytes"):
+        originals.path(doc_id)
+    assert originals.count() == 0
+    originals.shared.held[doc_id] = right
+    assert originals.path(doc_id).read_bytes() == right and originals.name(doc_id) == "a.txt"
+
+
+def test_an_upload_whose_original_the_shared_store_cannot_keep_fails_and_leaves_nothing(tmp_path):
+    kb = kb_on(make_client(tmp_path / "data"), tmp_path / "data", HashingEmbedder())
+    kb.originals.shared = FakeShared({}, refuse=True)  # the embedded store stands in for the server's chunks
+    result = kb.ingest_bytes(body("sérac"), "serac.txt")
+    assert result.status == "failed" and result.kind == "store" and "cannot reach Chroma" in result.reason
+    assert kb.documents() == [] and kb.originals.count() == 0 and kb.check()["consistent"]
