@@ -191,6 +191,8 @@ class Originals:
         return messages + self._copy_missing(ready - here)
 
     def _copy_missing(self, wanted: set[str]) -> list[str]:
+        if not wanted:
+            return []
         stored = self.shared.stored_originals()
         copied, size, failed = 0, 0, []
         for doc_id in sorted(wanted & set(stored)):
