@@ -183,7 +183,8 @@ def open_knowledge_base(data_dir: Path, *, embedder=None, environ: Mapping[str, 
 def knowledge_base(store, directory: Path, embedder, *, lock_path: Path | None = None, lock_timeout: float = 600.0,
                    **options):
     """The KnowledgeBase over `store` with its collaborators laid out in `directory`: the keyword index in
-    bm25/, the kept originals in originals/, the tables as data in tables.duckdb, the writers' lock file (default
+    bm25/, the kept originals in originals/ (a store on a Chroma server, which other data directories may share,
+    also keeps them: advanced_retrieval.library.originals), the tables as data in tables.duckdb, the writers' lock file (default
     library.lock), and the hybrid retriever over the store and the keyword index. Other options go to
     KnowledgeBase (limits, isolate, rebuild, rebuild_progress)."""
     from advanced_retrieval import HybridRetriever, KeywordIndex, KnowledgeBase, Originals, WriteLock
@@ -193,7 +194,7 @@ def knowledge_base(store, directory: Path, embedder, *, lock_path: Path | None =
     lock = WriteLock(lock_path or directory / "library.lock", timeout=lock_timeout)
     keyword_index = KeywordIndex(directory / "bm25", try_lock=lock.attempt)
     return KnowledgeBase(store, keyword_index, HybridRetriever(store, keyword_index, embedder),
-                         Originals(directory / "originals"), lock, tables=TableStore(directory / "tables.duckdb"),
+                         Originals(directory / "originals", shared=store if store.shared else None), lock, tables=TableStore(directory / "tables.duckdb"),
                          **options)
 
 

@@ -1,6 +1,12 @@
-"""The library collection: one entry per DocumentRecord plus the write generation, all fetched by id or kind.
+"""The library collection: one entry per DocumentRecord, the write generation, and what was deleted, all fetched
+by id or kind.
 
 Chroma wants an embedding for every entry, so each gets the same one-number vector; nothing searches it.
+
+A deletion leaves a tombstone ("gone:<doc_id>": why, when, by whom), written before the record goes, so that
+every data directory sharing the store (issue 27, item 4) removes its kept copy of that document because the
+store says it was deleted, never because the store merely does not list it (a server on fresh storage lists
+nothing). A clear leaves one per document it removed, saying "cleared".
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from vector_db.records import DocumentRecord, record_from_metadata, record_to_me
 _VECTOR = [1.0]
 _GENERATION_ID = "meta:generation"
 _PREFIX = "doc:"
+_GONE = "gone:"
+DELETED, CLEARED = "deleted", "cleared"
 
 
 def _key(doc_id: str) -> str:
@@ -70,3 +78,19 @@ def bump_generation(lib, to: int = 0) -> int:
     new = to if to > current else max(current + 1, time.time_ns() // 1000)
     lib.upsert(ids=[_GENERATION_ID], embeddings=[_VECTOR], metadatas=[{"kind": "meta", "generation": new}])
     return new
+
+
+def record_deleted(lib, doc_ids: list[str], why: str, by: str, step: int) -> None:
+    """Leave a tombstone for each of `doc_ids` (`why`: DELETED or CLEARED; `by`: the writer), `step` per call."""
+    at = round(time.time(), 3)
+    for start in range(0, len(doc_ids), step):
+        batch = doc_ids[start:start + step]
+        lib.upsert(ids=[_GONE + d for d in batch], embeddings=[_VECTOR] * len(batch),
+                   metadatas=[{"kind": "deleted", "doc_id": d, "why": why, "by": by, "at": at} for d in batch])
+
+
+def deletions(lib) -> dict[str, dict]:
+    """{doc_id: {"why", "by", "at"}} of every tombstone (a document added again keeps its old one: readers
+    check the records first)."""
+    got = lib.get(where={"kind": "deleted"}, include=["metadatas"])
+    return {meta["doc_id"]: {k: meta.get(k) for k in ("why", "by", "at")} for meta in got["metadatas"]}

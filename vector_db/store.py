@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
+import socket
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -19,8 +21,8 @@ import numpy as np
 from chromadb.errors import NotFoundError
 
 from document_processor import Chunk, ParsedDocument
+from vector_db import blobs, guard, lease, library, owner, sweep, vector_index, writing
 from vector_db import client as client_mod
-from vector_db import guard, lease, library, owner, sweep, vector_index, writing
 from vector_db.client import StoreError, describe, embedded_path, reaching
 from vector_db.guard import guarded
 from vector_db.records import READY, DocumentRecord, chunk_from_stored, record_for
@@ -46,6 +48,11 @@ class VectorStore:
     An embedded store claims its directory for this process (vector_db.owner); when another process holds it,
     `read_only_reason` says so and add_document, delete_document and clear raise StoreError with that reason.
 
+    A store on a Chroma server is `shared`: several data directories may use it, so it also keeps the bytes of
+    every original in "<collection>-originals" (vector_db.blobs), removed in the same call that removes their
+    document. Every store records what it deleted (library.record_deleted), so that a data directory removes
+    its copy of an original only because the store says its document was deleted.
+
     Raises:
         ValueError: a collection name Chroma would refuse, or batch_size < 1.
     """
@@ -62,12 +69,14 @@ class VectorStore:
         self._batch_size = batch_size
         self._max_batch: int | None = None
         self._collections = None
+        self._blobs = None
         self._records_cache: tuple[int, list[DocumentRecord]] | None = None
         self._disk_failure = ""
         self._finished = ""  # what finish_interrupted did when the collections were first looked up
         self._follower = guard.Follower()
         self.where = describe(client)
         path = embedded_path(client)
+        self.shared = path is None
         self._claim = owner.claim(path) if path is not None else None
         if self._claim is not None:
             weakref.finalize(self, self._claim.release)
@@ -88,6 +97,12 @@ class VectorStore:
             self._collections = (chunks, lib)
         return self._collections
 
+    def _originals(self):
+        """The collection of kept originals' bytes (a shared store only), created on first use."""
+        if self._blobs is None:
+            self._blobs = self._client.get_or_create_collection(f"{self._name}-originals", embedding_function=None)
+        return self._blobs
+
     def _follows_owner(self) -> bool:
         """Whether this store only reads an embedded directory that another process owns (and writes)."""
         return self._claim is not None and not self._claim.owner
@@ -101,6 +116,7 @@ class VectorStore:
     def _forget(self) -> None:
         """Drop cached collections and records, to look them up again (after a deletion elsewhere)."""
         self._collections = None
+        self._blobs = None
         self._records_cache = None
 
     def _check_embedder(self, chunks) -> None:
@@ -215,7 +231,11 @@ class VectorStore:
         """Remove a document's record and chunks; return how many chunks were removed (0 when unknown)."""
         self._writable()
         chunks_col, lib = self._cols()
+        if library.get_record(lib, doc_id) is not None:  # the tombstone first: a kill after it leaves the record
+            library.record_deleted(lib, [doc_id], library.DELETED, _by(), self._step())
         removed = sweep.remove_document(chunks_col, lib, doc_id, self._step())
+        if self.shared:
+            blobs.remove(self._originals(), [doc_id], self._step())
         if removed is None:
             return 0
         library.bump_generation(lib)
@@ -226,13 +246,47 @@ class VectorStore:
         """Remove every document and chunk (the generation keeps growing, so other processes see the change)."""
         self._writable()
         _chunks_col, lib = self._cols()
-        try:
-            self._client.delete_collection(self._name)
-        except NotFoundError:
-            log.info("chunk collection %s was already gone at %s", self._name, self.where)
+        doc_ids = [r.doc_id for r in library.all_records(lib)]
+        library.record_deleted(lib, doc_ids, library.CLEARED, _by(), self._step())
+        for name in [self._name] + ([f"{self._name}-originals"] if self.shared else []):
+            try:
+                self._client.delete_collection(name)
+            except NotFoundError:
+                log.info("collection %s was already gone at %s", name, self.where)
         self._forget()
-        library.remove_records(lib, [r.doc_id for r in library.all_records(lib)])
+        library.remove_records(lib, doc_ids)
         library.bump_generation(self._cols()[1])
+
+    # ---- originals and deletions -------------------------------------------------------------------------------
+
+    @guarded
+    def keep_original(self, doc_id: str, name: str, suffix: str, data: bytes) -> None:
+        """Store the bytes of `doc_id`'s original (a shared store only: see the class docstring).
+
+        Raises:
+            StoreError: Chroma failed, or this store is not shared (an embedded library keeps its originals in
+                its own data directory).
+        """
+        self._writable()
+        if not self.shared:
+            raise StoreError(f"the library at {self.where} is not shared: its originals stay in its data directory")
+        blobs.put(self._originals(), doc_id, name, suffix, data)
+
+    @guarded
+    def original(self, doc_id: str) -> tuple[str, str, bytes] | None:
+        """(name, suffix, bytes) of the stored original of `doc_id`; None when none is stored (or not shared)."""
+        return blobs.get(self._originals(), doc_id) if self.shared else None
+
+    @guarded
+    def stored_originals(self) -> dict[str, int]:
+        """{doc_id: size in bytes} of every stored original ({} when not shared)."""
+        return blobs.stored(self._originals()) if self.shared else {}
+
+    @guarded
+    def deletions(self) -> dict[str, dict]:
+        """{doc_id: {"why": "deleted" | "cleared", "by", "at"}} of every document this store recorded as removed
+        (a document added again since is also listed: check the records first)."""
+        return library.deletions(self._cols()[1])
 
     # ---- reading -----------------------------------------------------------------------------------------------
 
@@ -392,9 +446,11 @@ class VectorStore:
         chunks_col, lib = self._cols()
         messages = [self._finished] if self._finished else []
         self._finished = ""
-        messages += sweep.repair(chunks_col, lib, self._step())
+        messages += sweep.repair(chunks_col, lib, self._step(), by=_by())
         if messages:
             library.bump_generation(lib)
+        if self.shared:
+            self._sweep_originals(lib)
         problem = vector_index.probe(chunks_col)
         if problem:
             count = vector_index.rebuild(self._client, self._name, self._embedder, _COSINE, self._step())
@@ -402,3 +458,21 @@ class VectorStore:
             messages.append(f"the vector index was damaged ({problem}): rebuilt it by embedding the {count} "
                             f"stored chunks again")
         return messages
+
+    def _sweep_originals(self, lib) -> None:
+        """Remove stored originals of documents recorded as deleted that have no record (a delete killed between
+        its steps, or an interrupted write recovery removed); heads are read before records, so a write in
+        progress (record first, original after) is never taken for one."""
+        kept = blobs.stored(self._originals())
+        if not kept:
+            return
+        recorded = {r.doc_id for r in library.all_records(lib)}
+        gone = sorted(d for d in set(kept) & set(library.deletions(lib)) if d not in recorded)
+        if gone:
+            blobs.remove(self._originals(), gone, self._step())
+            log.info("removed %d stored original(s) of deleted documents at %s", len(gone), self.where)
+
+
+def _by() -> str:
+    """Who removes documents, as their tombstones name it."""
+    return f"{socket.gethostname()}, process {os.getpid()}"

@@ -59,12 +59,13 @@ def remove_document(chunks_col, lib, doc_id: str, step: int) -> int | None:
     return removed if had_record or removed else None
 
 
-def repair(chunks_col, lib, step: int) -> list[str]:
+def repair(chunks_col, lib, step: int, by: str = "") -> list[str]:
     """Remove half-indexed documents, older duplicates of a file name, damaged documents and orphan chunks.
 
     A document still "indexing" whose writer is alive (vector_db.lease) is left alone, in any mode: it is a
     write in progress, perhaps by another process on the same Chroma server. Returns one human message per
-    repair; [] when the store was consistent.
+    repair; [] when the store was consistent. Interrupted writes and older duplicates are recorded as deleted
+    (`by` names this process), damaged documents are not: they are indexed again from their kept originals.
     """
     entries = library.all_entries(lib)
     live = {rec.doc_id for rec, meta in entries if rec.status != READY and lease.is_live(meta)}
@@ -73,6 +74,8 @@ def repair(chunks_col, lib, step: int) -> list[str]:
         return []
     stored = Counter(meta["doc_id"] for got in pages(chunks_col, ["metadatas"], step) for meta in got["metadatas"])
     doomed = _doomed(records, stored)
+    gone = [r.doc_id for r in records if r.doc_id in doomed and (r.status != READY or stored[r.doc_id] == r.chunks)]
+    library.record_deleted(lib, gone, library.DELETED, by, step)
     library.remove_records(lib, list(doomed))
     delete_chunks_of(chunks_col, list(doomed), step)
     messages = list(doomed.values())

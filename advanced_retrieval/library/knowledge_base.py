@@ -246,10 +246,14 @@ class KnowledgeBase:
             self.tables.delete(doc_ids)
 
     def _prune_tables(self, ready: list[str]) -> list[str]:
-        """Tables of documents the store no longer holds (a write killed before its commit) are removed."""
+        """Tables of documents the store no longer holds (a write killed before its commit) are removed; with a
+        shared store, only those of documents it recorded as deleted (as for the originals)."""
         if self.tables is None:
             return []
         try:
+            if self.store.shared:
+                deleted = self.store.deletions()
+                ready = [*ready, *(d for d in self.tables.documents() if d not in deleted)]
             return self.tables.prune(ready)
         except TableStoreError as e:
             return [f"the tables file could not be checked: {e}"]
@@ -279,7 +283,7 @@ class KnowledgeBase:
             return []
         lines = []
         for record in self.tables_missing():
-            path = self.originals.path(record.doc_id)
+            path = self.original_path(record.doc_id)
             if path is None:
                 lines.append(f"{record.file_name}: no kept original to read its tables from")
                 continue
@@ -299,8 +303,14 @@ class KnowledgeBase:
         return lines
 
     def original_path(self, doc_id: str) -> Path | None:
-        """The stored copy of an indexed file (for the source viewer), or None."""
-        return self.originals.path(doc_id)
+        """The stored copy of an indexed file (for the source viewer), or None; with a shared store, copied from
+        it when this data directory lacks one. A copy that cannot be had is logged, and the viewer shows the
+        passage's text instead."""
+        try:
+            return self.originals.path(doc_id)
+        except (StoreError, OSError) as e:
+            log.warning("the original of %s cannot be had: %s", doc_id[:12], e)
+            return None
 
     def _duplicate(self, doc_id: str, name: str, started: float) -> IngestResult | None:
         record = self.store.get_document(doc_id)

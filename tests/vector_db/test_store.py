@@ -172,6 +172,26 @@ def test_clear_leaves_nothing_and_store_stays_usable(store, fake_embedder, clien
     assert store.count() == 2
 
 
+def test_delete_and_clear_record_what_they_removed(store):
+    a, b, c = (words_doc(f"{n}.pdf", 3, n) for n in ("a", "b", "c"))
+    for doc in (a, b, c):
+        store.add_document(doc)
+    assert store.deletions() == {}
+    store.delete_document(a.doc_id)
+    store.delete_document("never-stored")  # nothing removed: nothing recorded
+    store.clear()
+    gone = store.deletions()
+    assert {d: why["why"] for d, why in gone.items()} == {a.doc_id: "deleted", b.doc_id: "cleared",
+                                                          c.doc_id: "cleared"}
+    assert all("process" in why["by"] and why["at"] > 0 for why in gone.values())
+
+
+def test_an_embedded_store_is_not_shared_and_keeps_no_originals(store):
+    assert store.shared is False and store.original("x" * 64) is None and store.stored_originals() == {}
+    with pytest.raises(StoreError, match="not shared"):
+        store.keep_original("x" * 64, "a.pdf", ".pdf", b"%PDF")
+
+
 def test_generation_moves_on_every_completed_write_only(store):
     seen = [store.generation()]
     doc = words_doc("a.pdf", 3, "alpha")

@@ -43,3 +43,6 @@ def test_recover_repairs_every_kind_of_damage(store, client, fake_embedder):
     assert {c.doc_id for c in store.iter_chunks()} == {ok.doc_id, new.doc_id}
     assert store.generation() != before
     assert store.recover() == []
+    # the interrupted write and the older copy are recorded as deleted (data directories sharing the store drop
+    # their copies); the damaged document is not: it is indexed again from its kept original
+    assert {d: why["why"] for d, why in store.deletions().items()} == {half.doc_id: "deleted", old.doc_id: "deleted"}
