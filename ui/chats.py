@@ -1,8 +1,10 @@
 """The saved chats: the sidebar's list (switch, new, rename, delete), and loading and saving the open chat's
 messages through ui.conversations (one SQLite file in the data directory, shared by every tab).
 
-A chat is saved from its first question on (an empty "New chat" is not stored). The open chat's messages are read
-from the file on every run, so another tab's answer, a reload or a server restart shows the same chat.
+A chat is saved from its first question on (an empty "New chat" is not stored). Every run checks how many messages
+the open chat holds, and reads its last ones again when that changed, so another tab's answer, a reload or a server
+restart shows the same chat. Only the last SHOWN messages are read and drawn (older ones on request): what a run
+costs grows with what is drawn, not with the length of the chat.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ui.conversations import ConversationError, ConversationStore
 
 log = logging.getLogger("docagent.app")
 LISTED = 30  # chats listed in the sidebar, the most recent first
-SHOWN = 40  # messages drawn when a chat opens (20 questions and their answers): a long chat opens in a second
+SHOWN = 40  # messages read and drawn when a chat opens: its last 20 questions and their answers
 EARLIER = 40  # messages "Show earlier messages" adds
 CHAT_ID = re.compile(r"[0-9a-f]{32}")  # the ids ConversationStore.create writes (uuid4().hex), nothing else
 
