@@ -9,7 +9,8 @@ engine the app uses, and saves a chat of --turns questions, each with that answe
 app's own conversation store (the format the page writes; records are padded with cited passages to about
 --record-kb). Then starts the app (`python -m ui.serve` in --app) on 127.0.0.1 and opens ?chat=ID in Debian's
 chromium: seconds until the last answer is drawn and the page's run is over, how many messages were drawn, and
-the seconds a second tab (no chat) takes to show its chat box meanwhile. Also the store's read of the last 40
+the seconds a second tab (no chat) takes to show its chat box meanwhile (a screenshot of the opened chat goes
+to test-artifacts/bench-chats.png). Also the store's read of the last 40
 messages against a read of all of them. Prints one JSON line. Without chromium or Playwright it prints a
 "skipped" line and exits 0.
 """
@@ -30,6 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 CHROMIUM = Path("/usr/bin/chromium")
+SHOT = REPO / "test-artifacts" / "bench-chats.png"
 QUESTION = "Which suppliers delivered the heat pumps and what did they cost?"
 SIZES = {"full": {"turns": 5_000, "wait_s": 300}, "smoke": {"turns": 200, "wait_s": 120}}
 
@@ -148,6 +150,8 @@ def open_chat(url: str, chat: str, turns: int, wait_s: float) -> dict:
             figures["open_s"] = None  # not drawn within the wait
             figures["waited_s"] = round(time.monotonic() - start, 1)
         figures["messages_drawn"] = page.get_by_test_id("stChatMessage").count()
+        SHOT.parent.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOT))  # the top of the chat: the "Show earlier messages" button
         browser.close()
     return figures
 
