@@ -48,7 +48,7 @@ def chat_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.S
         ask(kb, config, settings, question, scope.doc_ids, chats, present, () if scope.doc_ids else indexing)
     if st.session_state.messages:
         with controls:
-            conversation_controls(settings)
+            conversation_controls(settings, chats)
 
 
 def _suggestions(kb: Library) -> tuple[str, ...]:
@@ -83,11 +83,13 @@ def _set_pending(question: str) -> None:
     st.session_state.pending_question = question
 
 
-def conversation_controls(settings: rt.Settings) -> None:
-    """The open chat's Markdown export (New chat is in the sidebar, with the saved chats)."""
+def conversation_controls(settings: rt.Settings, chats: ConversationStore | None) -> None:
+    """The open chat's Markdown export, the whole chat written when it is clicked (not on every run: a long chat
+    has thousands of answers); New chat is in the sidebar, with the saved chats."""
     with st.container(horizontal=True):
+        chat_id, drawn, mode = st.session_state.chat_id, list(st.session_state.messages), settings.mode_label()
         st.download_button("Export (Markdown)", icon=":material/download:", mime="text/markdown",
-                           data=ui.conversation_markdown(st.session_state.messages, settings.mode_label()),
+                           data=lambda: saved.export_markdown(chats, chat_id, drawn, mode),  # written on click
                            file_name=ui.export_file_name(), on_click="ignore")
 
 
@@ -111,7 +113,7 @@ def ask(kb: Library, config: wiring.Config, settings: rt.Settings, question: str
         saved.save(chats, message)
         if message.get("answer") is not None:
             answer_box.empty()
-            render_answer(len(st.session_state.messages) - 1, message, kb, present)
+            render_answer(st.session_state.earlier + len(st.session_state.messages) - 1, message, kb, present)
 
 
 def run_engine(config, settings, question, history, scope, status, answer_box) -> dict:
@@ -155,8 +157,14 @@ def _failed(status, reason: str) -> dict:
 
 
 def render_history(kb: Library, present: av.Present) -> None:
-    """Every earlier question and answer of this chat, redrawn from session state (loaded from the saved chat)."""
-    for index, message in enumerate(st.session_state.messages):
+    """The chat's last questions and answers, redrawn from session state (read from the saved chat: its last
+    ui.chats.SHOWN messages), under a button that draws older ones. A message's index is its place in the
+    whole chat, so its widgets keep their keys when earlier ones are drawn above it."""
+    first = st.session_state.earlier
+    if first:
+        st.button(f"Show {ui.plural(min(first, saved.EARLIER), 'earlier message')} ({first:,} not shown)",
+                  icon=":material/expand_less:", key="show_earlier", on_click=saved.show_earlier, type="tertiary")
+    for index, message in enumerate(st.session_state.messages, start=first):
         with st.chat_message(message["role"]):
             if message["role"] == "user":
                 st.markdown(ui.md_text(message["content"]))

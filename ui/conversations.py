@@ -14,7 +14,7 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,13 +112,35 @@ class ConversationStore:
             rows = db.execute("SELECT body FROM messages WHERE chat_id = ? ORDER BY position", (chat_id,)).fetchall()
         return [json.loads(body) for (body,) in rows]
 
+    def tail(self, chat_id: str, last: int) -> tuple[int, list[dict]]:
+        """How many messages the chat holds, and its `last` ones in order, read in one transaction.
+
+        Only those rows are read and parsed (the primary key orders them by position), so a chat of thousands of
+        long answers opens as fast as a short one.
+        """
+        with self._connect() as db:
+            (total,) = db.execute("SELECT COUNT(*) FROM messages WHERE chat_id = ?", (chat_id,)).fetchone()
+            rows = db.execute("SELECT body FROM messages WHERE chat_id = ? ORDER BY position DESC LIMIT ?",
+                              (chat_id, max(last, 0))).fetchall()
+        return total, [json.loads(body) for (body,) in reversed(rows)]
+
+    def count(self, chat_id: str) -> int:
+        """How many messages the chat holds (an unknown chat: 0)."""
+        with self._connect() as db:
+            return db.execute("SELECT COUNT(*) FROM messages WHERE chat_id = ?", (chat_id,)).fetchone()[0]
+
     def append(self, chat_id: str, message: dict) -> None:
-        """Add `message` (JSON-ready) at the end of the chat; the first question names a chat not yet renamed.
+        """Add `message` (JSON-ready) at the end of the chat (see extend)."""
+        self.extend(chat_id, [message])
+
+    def extend(self, chat_id: str, messages: Sequence[dict]) -> None:
+        """Add `messages` (JSON-ready) at the end of the chat, in one transaction; the first question names a chat
+        not yet renamed.
 
         Two tabs appending to one chat at once both land, one after the other (the position is taken inside the
         transaction). Raises ConversationError for an unknown chat (deleted in another tab).
         """
-        body, now = json.dumps(message, ensure_ascii=False), time.time()
+        bodies, now = [json.dumps(m, ensure_ascii=False) for m in messages], time.time()
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")  # take the write lock before reading the next position
             row = db.execute("SELECT titled, (SELECT COUNT(*) FROM messages WHERE chat_id = ?) FROM chats "
@@ -126,10 +148,12 @@ class ConversationStore:
             if row is None:
                 raise ConversationError("this chat was deleted (in another tab?); start a new one")
             titled, count = row
-            db.execute("INSERT INTO messages (chat_id, position, body) VALUES (?, ?, ?)", (chat_id, count, body))
+            db.executemany("INSERT INTO messages (chat_id, position, body) VALUES (?, ?, ?)",
+                           [(chat_id, count + i, body) for i, body in enumerate(bodies)])
             db.execute("UPDATE chats SET updated = ? WHERE id = ?", (now, chat_id))
-            if not titled and count == 0 and message.get("role") == "user" and message.get("content"):
-                db.execute("UPDATE chats SET title = ? WHERE id = ?", (_title(message["content"]), chat_id))
+            first = messages[0] if messages else {}
+            if not titled and count == 0 and first.get("role") == "user" and first.get("content"):
+                db.execute("UPDATE chats SET title = ? WHERE id = ?", (_title(first["content"]), chat_id))
 
     def rename(self, chat_id: str, title: str) -> None:
         """Give the chat a title of the user's (an empty one is refused with ValueError)."""

@@ -6,6 +6,8 @@ engine's imports (LangGraph) are warmed last, once the page is up, so that the f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 import wiring
@@ -18,11 +20,14 @@ from ui.session import init_session
 from ui.settings import header, settings_panel
 
 PAGES = ("Chat", "Evaluate")
+# The tab's icon, sent inline with the page. A ":material/...:" page icon makes the browser fetch an SVG from
+# fonts.gstatic.com on every load (the icons drawn in the page come from the font Streamlit serves itself).
+FAVICON = Path(__file__).with_name("favicon.svg")
 
 
 def main(config: wiring.Config | None = None) -> None:
     """Draw the page for `config` (default: the environment's, read once per run by wiring)."""
-    st.set_page_config(page_title="Docagent — ask your documents", page_icon=":material/menu_book:", layout="wide")
+    st.set_page_config(page_title="Docagent — ask your documents", page_icon=str(FAVICON), layout="wide")
     config = config or wiring.Config.from_env()
     init_session()
     with st.sidebar:

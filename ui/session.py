@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.chats import SHOWN
+
 # key -> a function making its starting value (a fresh set or list per tab, never one shared object)
 DEFAULTS = {
     "messages": list,  # the open chat: {"role": "user"|"assistant", "content", ...}
@@ -17,6 +19,9 @@ DEFAULTS = {
     "outline_doc": lambda: None,  # the document whose outline is open (a dialog)
     "outline_section": lambda: None,  # the first passage of the section opened from that outline
     "chat_id": lambda: None,  # the open saved chat (None: a new one, saved from its first question)
+    "shown": lambda: SHOWN,  # how many of its last messages are drawn ("Show earlier messages" adds more)
+    "earlier": int,  # how many older messages of the open chat are not drawn (nor read)
+    "loaded": lambda: None,  # (chat id, messages, shown) when `messages` was last read from the saved chat
     "confirm_chat_delete": lambda: None,  # the chat whose Delete waits for its confirmation
 }
 

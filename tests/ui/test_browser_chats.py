@@ -118,3 +118,15 @@ def test_a_chat_survives_a_reload_and_a_restart_and_can_be_renamed_and_deleted(b
         log = (tmp_path / "server1.log").read_text() + (tmp_path / "server2.log").read_text()
         assert "Traceback" not in log
     page.close()
+
+
+def test_a_chat_address_the_app_never_writes_is_refused_at_once(browser, tmp_path):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    with streamlit_app(_env(tmp_path / "data"), tmp_path / "server.log") as url:
+        page.goto(f"{url}/?chat={'7' * 30_000}")  # reaches the page: refused by it, with the reason
+        page.get_by_text("is not a chat id").wait_for(timeout=STEP_MS)
+        assert "chat=" not in page.url and page.get_by_text("(30,000 characters)").is_visible()
+        _shot(page, "08-address-refused")
+        response = page.goto(f"{url}/?chat={'7' * 100_000}")  # past the HTTP server's request limit: refused there
+        assert response is not None and response.status == 400
+    page.close()

@@ -76,3 +76,18 @@ def test_an_unusable_file_names_itself(tmp_path):
     bad.write_bytes(b"this is not a database at all" * 100)
     with pytest.raises(ConversationError, match=str(bad)):
         ConversationStore(bad)
+
+
+def test_tail_reads_the_count_and_only_the_last_messages_in_order(tmp_path):
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    chat = store.create()
+    store.extend(chat, [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(101)])
+    assert store.title(chat) == "m0" and store.count(chat) == 101
+    total, last = store.tail(chat, 4)
+    assert total == 101 and [m["content"] for m in last] == ["m97", "m98", "m99", "m100"]
+    assert store.tail(chat, 500)[1] == store.messages(chat)
+    assert store.tail("0" * 32, 4) == (0, []) and store.count("0" * 32) == 0
+    store.append(chat, {"role": "user", "content": "m101"})  # appends after a batch, in its place
+    assert store.tail(chat, 1) == (102, [{"role": "user", "content": "m101"}])
+    with pytest.raises(ConversationError, match="deleted"):
+        store.extend("0" * 32, [{"role": "user", "content": "lost"}])

@@ -1,0 +1,97 @@
+"""The page asks nothing of the internet: every request a real chromium makes while the app (`python -m ui.serve`,
+as `make run` starts it) loads, takes an upload, answers a question offline and has its sidebar closed and opened
+again goes to the app's own 127.0.0.1 server (data: and blob: URLs are the page's own). A favicon or a font
+fetched from a CDN, or the framework's usage statistics, would tell a third party that the app was opened.
+Screenshots go to test-artifacts/page-*.png.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.helpers.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, STEP_MS, _require_chromium, _settle, streamlit_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+PAGE_SCHEMES = {"data", "blob", "about"}  # made by the page itself, never sent anywhere
+ZEPHYR = ("Zephyr project report.\n\nThe Zephyr project reduced energy use by 37 percent in 2023.\n\n"
+          "Heat pumps were supplied by Nordvarme AS.\n")
+QUESTION = "Who supplied the heat pumps?"
+
+
+def leaves_the_machine(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme not in PAGE_SCHEMES and parts.hostname not in LOCAL_HOSTS
+
+
+def test_leaves_the_machine_tells_local_from_remote_urls():
+    assert not leaves_the_machine("http://127.0.0.1:8501/static/js/index.js")
+    assert not leaves_the_machine("ws://localhost:8501/_stcore/stream")
+    assert not leaves_the_machine("data:image/svg+xml;base64,PHN2Zz4=")
+    assert leaves_the_machine("https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/menu_book/"
+                              "default/24px.svg")
+    assert leaves_the_machine("https://data.streamlit.io/metrics.json")
+    assert leaves_the_machine("http://127.0.0.1.example.com/x")
+
+
+def _env(data) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "CHROMA_HOST")
+           and not k.startswith(("DOCAGENT_PROVIDER", "DOCAGENT_LOCAL_"))}  # offline, whatever the shell says
+    env.update(DOCAGENT_DATA_DIR=str(data), DOCAGENT_FAKE_EMBEDDER="1", HF_HUB_OFFLINE="1",
+               ANONYMIZED_TELEMETRY="False")
+    return env
+
+
+def _shot(page, name: str) -> None:
+    _settle(page)
+    page.screenshot(path=str(ARTIFACTS / f"page-{name}.png"), full_page=True)
+
+
+def test_no_request_leaves_the_machine_while_the_page_is_used(tmp_path):
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    doc = tmp_path / "zephyr.txt"
+    doc.write_text(ZEPHYR)
+    requests: list[str] = []
+    with sync_playwright() as p, streamlit_app(_env(tmp_path / "data"), tmp_path / "server.log") as url:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.on("request", lambda request: requests.append(request.url))  # every tab, worker and frame
+        page = context.new_page()
+        try:
+            page.goto(url)
+            page.get_by_text("No documents yet").wait_for(timeout=STEP_MS)
+            sidebar = page.get_by_test_id("stSidebar")
+            page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([doc])
+            sidebar.get_by_text("zephyr.txt — indexed").wait_for(timeout=STEP_MS)
+            chat = page.get_by_role("textbox", name="Ask about your documents")
+            chat.fill(QUESTION)
+            chat.press("Enter")
+            answer = page.get_by_test_id("stChatMessage").nth(1)
+            answer.get_by_role("tab", name="Reasoning").wait_for(timeout=STEP_MS)
+            answer.get_by_role("tab", name="Reasoning").click()
+            _shot(page, "01-answered")
+            sidebar.hover()  # the collapse button shows on hover only
+            page.get_by_role("button", name="Collapse sidebar").click(timeout=STEP_MS)
+            page.get_by_role("button", name="Expand sidebar").click(timeout=STEP_MS)
+            sidebar.get_by_role("button", name=QUESTION).wait_for(timeout=STEP_MS)  # the chat, listed
+            page.reload()  # a reload sets the tab's icon again
+            page.get_by_test_id("stChatMessage").nth(1).get_by_role("tab", name="Sources (1)").wait_for(
+                timeout=STEP_MS)
+            _shot(page, "02-reloaded")
+            page.wait_for_timeout(1500)  # a late request (icon, statistics) is still recorded
+            icon = page.evaluate("document.querySelector(\"link[rel='shortcut icon']\").href")
+        finally:
+            context.close()
+            browser.close()
+    assert any(urlsplit(u).hostname == "127.0.0.1" for u in requests)  # the recording worked
+    remote = sorted({u for u in requests if leaves_the_machine(u)})
+    assert not remote, f"requests that left the machine: {remote}"
+    assert not leaves_the_machine(icon), icon  # the browser fetches the tab's icon itself, perhaps unrecorded
+    assert "Traceback" not in (tmp_path / "server.log").read_text()
