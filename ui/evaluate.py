@@ -19,7 +19,7 @@ def evaluate_page(kb: Library, config: wiring.Config, settings: rt.Settings) -> 
     """Run a JSONL question set (uploaded or the bundled sample) and show its metrics, table and answers."""
     from advanced_retrieval import STRATEGIES
 
-    st.subheader("Evaluate", anchor=False)
+    st.header("Evaluate", anchor=False)  # h2 under the page title (h1): no level skipped
     st.caption("Each question is retrieved with every chosen strategy (hit@k, MRR@10 against its gold pages) and "
                "answered by the agent with the first one (key facts, refusals, citations).")
     source = st.radio("Dataset", (SAMPLE_LABEL, UPLOAD_LABEL), horizontal=True, key="eval_source")
