@@ -3,6 +3,7 @@ not there, and what it and an open cost, the approximate probe it replaced again
 
     .venv/bin/python bench/probe.py --smoke                          # 2,000 chunks, 5 probes of each kind
     .venv/bin/python bench/probe.py                                  # 150,000 chunks, 25 probes of each kind
+                                                                     # (filling took 18 min here, probes 5 min)
     .venv/bin/python bench/probe.py --size 50000 --root /tmp/probe   # keep the library there between runs
 
 The library is filled through VectorStore.add_document with the hashing embedder (vector_db/hashing.py) on
