@@ -123,6 +123,18 @@ def _flip(path: Path, at: int) -> None:
     path.write_bytes(bytes(raw))
 
 
+def _cut_links(folder: Path) -> None:
+    """Zero every element's level-0 link count: ids and vectors still read back, but a search walks from the
+    entry point to nowhere (Chroma's hnswlib header.bin: a 4-byte version, then offsetLevel0, max_elements,
+    cur_element_count and size_data_per_element as 8-byte integers; each element's level-0 record starts with
+    its 2-byte link count)."""
+    per = int.from_bytes((folder / "header.bin").read_bytes()[28:36], "little")
+    level0 = bytearray((folder / "data_level0.bin").read_bytes())
+    for at in range(0, len(level0), per):
+        level0[at:at + 2] = b"\0\0"
+    (folder / "data_level0.bin").write_bytes(bytes(level0))
+
+
 CASES = {
     "sqlite deleted": lambda d: (d / "chroma" / "chroma.sqlite3").unlink(),
     "sqlite emptied": lambda d: (d / "chroma" / "chroma.sqlite3").write_bytes(b""),
@@ -131,6 +143,7 @@ CASES = {
     "hnsw dir deleted": lambda d: shutil.rmtree(_hnsw_dir(d)),
     "hnsw level0 truncated": lambda d: os.truncate(_hnsw_dir(d) / "data_level0.bin",
                                                    (_hnsw_dir(d) / "data_level0.bin").stat().st_size // 5),
+    "hnsw links cut": lambda d: _cut_links(_hnsw_dir(d)),
     "bm25 postings truncated": lambda d: os.truncate(_postings(d), _postings(d).stat().st_size // 2),
     "bm25 postings byte flipped": lambda d: _flip(_postings(d), _postings(d).stat().st_size // 2),
 }

@@ -7,12 +7,12 @@ import pytest
 
 from testing import damage  # the cases and the fresh-process steps, shared with bench/damage.py
 from tests.helpers.damaged_library import assert_whole, damaged
-from tests.helpers.vector_docs import words_doc
-from vector_db import VectorStore, make_client
+from tests.helpers.vector_docs import make_doc, words_doc
+from vector_db import VectorStore, make_client, vector_index
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["hnsw dir deleted", "hnsw level0 truncated"])
+@pytest.mark.parametrize("case", ["hnsw dir deleted", "hnsw level0 truncated", "hnsw links cut"])
 def test_a_damaged_vector_index_is_detected_at_open_and_rebuilt_from_the_stored_chunks(base, tmp_path, case):
     data = damaged(base, tmp_path, case)
     run = damage.cli_outcome(data, "search", "topic1 w5", "--strategy", "vector")
@@ -20,6 +20,24 @@ def test_a_damaged_vector_index_is_detected_at_open_and_rebuilt_from_the_stored_
     assert "the vector index was damaged" in run["stderr"] and "rebuilt it" in run["stderr"], run
     audit = assert_whole(data)  # every chunk reachable by vector search again
     assert audit["messages"] == []
+
+
+def test_a_healthy_library_whose_chunks_approximate_search_misses_is_not_rebuilt(tmp_path, fake_embedder):
+    """Issue 27: a chunk need not be in its own approximate top 10 (here 280 chunks share one text, as a
+    repeated boilerplate page does; in a large library near neighbours do the same), so the probe searches the
+    sampled chunks exactly; the open of this healthy library rebuilds nothing."""
+    client = make_client(tmp_path)
+    texts = ["This page is intentionally left blank."] * 280 + [f"section {i} of the report on w{i}" for i in range(20)]
+    store = VectorStore(client, fake_embedder)
+    store.add_document(make_doc("a.pdf", texts))
+    chunks = client.get_collection("chunks")
+    top = chunks.query(query_embeddings=[fake_embedder.embed_query("a.pdf > Intro\n" + texts[0])], n_results=10,
+                       include=[])["ids"][0]
+    assert len(top) == 10  # so at most 10 of the 280 repeated chunks find themselves by approximate search
+    assert [vector_index.probe(chunks, seed=seed) for seed in range(5)] == [""] * 5
+    embedded = fake_embedder.texts_embedded
+    assert VectorStore(client, fake_embedder).recover() == []
+    assert fake_embedder.texts_embedded == embedded  # nothing embedded again
 
 
 def test_an_interrupted_vector_index_rebuild_is_finished_or_discarded_at_open(tmp_path, fake_embedder):
