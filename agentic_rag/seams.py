@@ -60,7 +60,8 @@ class Brain(Protocol):
 
     mode: str
 
-    def plan(self, question: str, history: Sequence[tuple[str, str]] = (), *, deadline: float) -> BrainReply: ...
+    def plan(self, question: str, history: Sequence[tuple[str, str]] = (), *, deadline: float,
+             documents_language: str = "") -> BrainReply: ...
 
     def answer(self, analysis: Analysis, sub_questions: Sequence[str], blocks: Sequence[ContextBlock],
                coverage: Sequence[Coverage] = (), on_token: Callable[[str], None] | None = None, *,

@@ -80,9 +80,12 @@ class ModelBrain:
 
     source = "model"
 
-    def plan(self, question: str, history: Sequence[tuple[str, str]] = (), *, deadline: float) -> BrainReply:
-        """Analysis and sub-questions from one structured call."""
-        r = self._call("plan", plan_messages(question, history), deadline=deadline, schema=PlanOut)
+    def plan(self, question: str, history: Sequence[tuple[str, str]] = (), *, deadline: float,
+             documents_language: str = "") -> BrainReply:
+        """Analysis and sub-questions from one structured call (searching in `documents_language` when the
+        question is in another)."""
+        r = self._call("plan", plan_messages(question, history, documents_language), deadline=deadline,
+                       schema=PlanOut)
         plan = _to_plan(r.value, question, bool(history), self.source)
         return BrainReply(plan, r.calls, r.input_tokens, r.output_tokens)
 

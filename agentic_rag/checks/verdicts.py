@@ -17,7 +17,7 @@ from agentic_rag.checks.figures import arithmetic_errors, calculations, other_pe
 from agentic_rag.checks.instructions import instruction_in
 from agentic_rag.language.concepts import forms_of, near
 from agentic_rag.language.quotes import EMBED_CHARS, Ask, Gate
-from agentic_rag.language.text import overlap, terms, unwrap
+from agentic_rag.language.text import language_of, overlap, terms, unwrap
 from agentic_rag.types import VERDICT_SCORE, Claim, ContextBlock, Coverage, Verdict
 
 SUPPORTED_OVERLAP = 0.8  # share of a claim's content words its passage must contain to support it
@@ -174,10 +174,19 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
                                                           "recomputed its calculation")
     words = {t for t in terms(draft.text) if not t[:1].isdigit()}
     share = overlap(words, " ".join(sources))
-    if claim.verdict == "supported" and len(words) >= MIN_CLAIM_TERMS and share < GROUNDED:
+    if claim.verdict == "supported" and len(words) >= MIN_CLAIM_TERMS and share < GROUNDED \
+            and not _other_language(draft.text, sources):
         return replace(claim, verdict="partial", reason=f"only {share:.0%} of its words are in the cited passage "
                                                         f"({claim.reason or 'the model said supported'})")
     return claim
+
+
+def _other_language(claim: str, sources: Sequence[str]) -> str:
+    """The claim's language when it is written in another language than its passages ('' when the same or
+    unsure). Word overlap then measures nothing: the model compared the meaning, and the engine still checked
+    the citations, pages, figures and arithmetic, which no language changes."""
+    said, source = language_of(claim, least=2), language_of(" ".join(sources)[:4000])
+    return said if said and source and said != source else ""
 
 
 def _same_place(cited: Sequence[ContextBlock], blocks: Mapping[int, ContextBlock]) -> list[ContextBlock]:

@@ -22,7 +22,21 @@ _STOP = {
     "pt": "o a os as e ou um uma de do da é são era que quem onde como qual não com para em por",
 }
 STOPWORDS = frozenset(w for words in _STOP.values() for w in words.split())
-_LANG_WORDS = {lang: frozenset(words.split()) for lang, words in _STOP.items()}
+# More function and question words per language, for telling languages apart only: not stopwords (English has
+# "hat" and "hay"), and the short lists above share "de", "a", "in" across four languages.
+_TELLS = {
+    "en": "how many much when which what does did been being these those",
+    "de": "viele viel hat haben wird werden wurde wurden auch noch nach über unter zwischen seit sich kann können "
+          "dass wann wieviel dieser diese dieses einem",
+    "fr": "combien quand ces leur leurs été être ont avoir aussi mais nous vous elle ils elles très entre après "
+          "avant depuis selon qu est-ce",
+    "es": "cuántos cuántas cuánto cuándo tiene tienen fue han hay también pero entre desde según sobre muy",
+    "it": "quanti quante quanto quando ha hanno stato anche ma tra dopo prima secondo molto",
+    "nl": "hoeveel wanneer heeft hebben wordt worden werd ook maar tussen sinds na",
+    "pt": "quantos quantas quanto quando tem têm foi também mas desde segundo muito",
+}
+_LANG_WORDS = {lang: frozenset(words.split()) | frozenset(_TELLS.get(lang, "").split())
+               for lang, words in _STOP.items()}
 # Question words and request verbs: they say what kind of answer is wanted, not what it is about.
 _QUERY = ("please tell show give list name explain describe summarize summarise compare comparison find mention "
           "mentions mentioned document documents file files say says said according many much difference "
@@ -175,6 +189,16 @@ def detect_language(text: str) -> str:
         if hits > best_hits:
             best, best_hits = lang, hits
     return best
+
+
+def language_of(text: str, least: int = 3) -> str:
+    """ISO 639-1 code of `text`'s language by its function words, or '' when fewer than `least` of them say so
+    (a short or number-only text, a table): unlike detect_language, never a guess."""
+    tokens = [part for token in words(text.lower()) for part in re.split(r"['’]", token) if part]  # l'encodeur
+    hits = {lang: sum(1 for t in tokens if t in vocab) for lang, vocab in _LANG_WORDS.items()}
+    best = max(hits, key=hits.get)
+    ranked = sorted(hits.values(), reverse=True)
+    return best if ranked[0] >= least and ranked[0] > ranked[1] else ""
 
 
 def estimate_tokens(text: str) -> int:
