@@ -28,6 +28,7 @@ def write_chunks(chunks_col, embedder, chunks: list[Chunk], step: int, progress:
     """Embed and upsert `chunks`, `step` at a time, renewing the writer's lease after each batch."""
     total = len(chunks)
     report = progress_reporter(progress, total, renew)
+    report(0)  # the stage starts now: a rate measured from the first batch's end said "13 s left" for 2 min 43 s
     for start in range(0, total, step):
         batch = chunks[start:start + step]
         vectors = embedder.embed([c.index_text for c in batch], progress=lambda d, _t, s=start: report(s + d))

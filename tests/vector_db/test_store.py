@@ -106,7 +106,7 @@ def test_progress_reports_embedding_up_to_total(client, fake_embedder):
     store = VectorStore(client, fake_embedder, batch_size=4)
     calls = []
     store.add_document(words_doc("a.pdf", 10, "alpha"), progress=lambda *a: calls.append(a))
-    assert calls == [("embedding", 4, 10), ("embedding", 8, 10), ("embedding", 10, 10)]
+    assert calls == [("embedding", 0, 10), ("embedding", 4, 10), ("embedding", 8, 10), ("embedding", 10, 10)]
 
 
 def test_document_larger_than_chromas_max_batch(client, fake_embedder):

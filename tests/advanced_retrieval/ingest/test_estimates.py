@@ -31,6 +31,16 @@ def test_time_left_comes_from_the_embedding_rate():
     assert est.update("indexing", 1, 1) == 1.0 and est.seconds_left() is None
 
 
+def test_a_stage_first_reported_after_its_first_batch_counts_that_batch_s_time():
+    clock = FakeClock()
+    est = FileEstimate(clock=clock)
+    est.update("chunking", 1, 1)
+    clock.now += 10  # the first 8 of 600 passages took 10 s, and the first report of the stage says 8 done
+    est.update("embedding", 8, 600)
+    clock.now += 0.1
+    assert est.seconds_left() == pytest.approx((10.1 / 8) * 592 * 1.1)  # not (0.1 / 8) * 592: "about 8 s left"
+
+
 def test_under_a_second_left_is_no_estimate_never_about_zero_seconds():
     clock = FakeClock()
     est = FileEstimate(clock=clock)
