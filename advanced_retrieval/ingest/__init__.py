@@ -2,6 +2,6 @@
 on disk (`queue_files`) and how long each has left (`estimates`)."""
 
 from advanced_retrieval.ingest.queue import IngestQueue, IngestQueueError
-from advanced_retrieval.ingest.queue_files import QueueItem
+from advanced_retrieval.ingest.queue_files import Pause, QueueItem, SetAside
 
-__all__ = ["IngestQueue", "IngestQueueError", "QueueItem"]
+__all__ = ["IngestQueue", "IngestQueueError", "Pause", "QueueItem", "SetAside"]

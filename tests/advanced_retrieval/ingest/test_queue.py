@@ -162,7 +162,7 @@ def test_a_stop_mid_queue_leaves_nothing_half_indexed_and_a_new_queue_resumes_in
 def test_entries_left_indexing_by_a_dead_server_are_queued_again_until_too_many_tries(tmp_path, stopper):
     files = QueueFiles(tmp_path / "queue")
     for seq, (name, attempts) in enumerate((("again.txt", 1), ("cursed.txt", 3)), start=1):
-        item = QueueItem(f"{seq:020d}-x", seq, name, 0, "", 0.0, state=INDEXING, attempts=attempts)
+        item = QueueItem(QueueFiles.new_id(), seq, name, 0, "", 0.0, state=INDEXING, attempts=attempts)
         data = text("penguins" if seq == 1 else "volcanoes")
         files.write_upload(item.entry_id, data)
         files.write_manifest(QueueItem(**{**item.__dict__, "size": len(data), "sha256": _sha(data)}))
@@ -196,7 +196,7 @@ def test_an_upload_is_visible_whole_or_not_at_all(tmp_path, monkeypatch, stopper
     directory = tmp_path / "queue"
     files = QueueFiles(directory)
     (directory / "tmp" / "x.upload.1234").write_bytes(b"half an upl")  # a crash while writing the bytes
-    (directory / "00000000000000000001-dead.upload").write_bytes(b"no manifest")  # a crash before the manifest
+    (directory / f"{QueueFiles.new_id()}.upload").write_bytes(b"no manifest")  # a crash before the manifest
     kb = open_kb(tmp_path, HashingEmbedder())
     queue = IngestQueue(kb, directory, start=False)
     stopper(queue)
