@@ -316,7 +316,7 @@ class IngestQueue:
                 log.error("ingestion queue: could not record the failure of %s", item.name, exc_info=again)
                 self._items[item.entry_id] = dataclasses.replace(current, state="failed", result=result)
                 self._changed()
-        self._forget_bytes(item)
+            self._forget_bytes(item)  # under the lock: no reader sees the entry finished with its bytes still there
 
     def _index(self, item: QueueItem) -> None:
         path = self._files.upload_path(item.entry_id)
@@ -385,15 +385,15 @@ class IngestQueue:
                 self._throughput.add(item.size, result.seconds)
                 self._indexed += 1
             self._set(item, state, result=result, note=note, finished_at=time.time(), stage="", seconds_left=None)
+            self._forget_bytes(item)  # under the lock: no reader sees the entry finished with its bytes still there
             self._prune()
-        self._forget_bytes(item)
         log.info("ingestion queue: %s %s%s", item.name, state,
                  f" ({result.reason})" if result is not None and result.reason else "")
 
     def _forget_bytes(self, item: QueueItem) -> None:
         try:
             self._files.remove_upload(item.entry_id)
-        except OSError as exc:  # only costs disk space; the entry is finished either way
+        except (OSError, ValueError) as exc:  # only costs disk space (BadEntry: an id never saved); finished anyway
             log.error("ingestion queue: could not remove the saved bytes of %s: %s", item.name, exc)
 
     def _requeue(self, item: QueueItem) -> None:

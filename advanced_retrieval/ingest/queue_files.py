@@ -155,9 +155,13 @@ def from_json(text: str, entry_id: str) -> QueueItem:
     size and attempts >= 0, a known state, a sha256 digest, text warnings.
 
     Raises:
-        BadEntry: a manifest the queue did not write (or one damaged); json.JSONDecodeError is a ValueError too.
+        BadEntry: a manifest the queue did not write, or one damaged.
     """
-    data = _typed(json.loads(text), {**_ITEM_FIELDS, "result": (dict, None)}, "the manifest")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadEntry(f"it is not whole JSON (cut short or damaged: {exc})") from exc
+    data = _typed(data, {**_ITEM_FIELDS, "result": (dict, None)}, "the manifest")
     if check_id(data["entry_id"]) != entry_id:
         raise BadEntry(f"its entry id {data['entry_id']!r} is not its file name's")
     for key, low in (("seq", 1), ("size", 0), ("attempts", 0)):
