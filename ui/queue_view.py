@@ -74,7 +74,7 @@ def summary(items: Sequence[QueueItem], pause: Pause | None = None) -> str:
     failure is never only inside a folded list."""
     pending = [i for i in items if not i.finished]
     if pause is not None:
-        return f"Paused: {_disk_words(pause)} · {ui.plural(len(pending), 'file')} wait"
+        return f"Paused: {_disk_words(pause)} · {ui.plural(len(pending), 'file')} wait{'s' if len(pending) == 1 else ''}"
     if not pending:
         counts = {state: sum(i.state == state for i in items) for state in OUTCOMES}
         return ", ".join(f"{n} {state}" for state, n in counts.items() if n)

@@ -32,17 +32,16 @@ listed in `set_aside`. Thread-safe: any number of threads may enqueue, cancel an
 from __future__ import annotations
 
 import dataclasses
-import errno
 import hashlib
 import logging
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from advanced_retrieval.ingest.disk import DISK_ERRNOS, disk_cause
 from advanced_retrieval.ingest.estimates import FileEstimate, Throughput
 from advanced_retrieval.ingest.queue_files import (
     CANCELLED,
@@ -61,12 +60,6 @@ from advanced_retrieval.types import Progress
 
 log = logging.getLogger(__name__)
 
-# How a refused write reads once it reaches a result's reason: SQLite's words (vector_db/guard.py _DISK_FAILURES),
-# the store's own sentence after one, and the OS's.
-_DISK_REFUSED = ("database or disk is full", "disk I/O error", "could not write to the disk earlier",
-                 "No space left on device", "Disk quota exceeded")
-LOW_DISK_BYTES = 32 << 20  # a library write that fails with less than this free is taken for the disk's doing
-_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 class Ingester(Protocol):
@@ -334,9 +327,9 @@ class IngestQueue:
         except Exception as exc:  # a bug, not a bad file (those come back as results): logged and recorded
             log.exception("indexing %s from the queue failed", item.name)
             result = IngestResult(item.name, "failed", reason=f"{type(exc).__name__}: {exc}", kind="error")
-            if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
+            if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
                 result = dataclasses.replace(result, reason=os.strerror(exc.errno), kind="io")
-        cause = _disk_cause(result, self._files.directory, item.size)
+        cause = disk_cause(result, self._files.directory, item.size)
         if cause:
             self._wait_for_disk(item, cause)
         else:
@@ -455,26 +448,3 @@ class IngestQueue:
                 except OSError as exc:  # listed again after a restart, then pruned; nothing else depends on it
                     log.error("ingestion queue: could not remove the finished entry %s: %s", item.name, exc)
 
-
-def _free_bytes(directory: Path) -> int | None:
-    """Free space on the disk holding `directory` (None when it cannot be read)."""
-    try:
-        return shutil.disk_usage(directory).free
-    except OSError as exc:
-        log.warning("ingestion queue: cannot read the free space of %s: %s", directory, exc)
-        return None
-
-
-def _disk_cause(result: IngestResult, directory: Path, size: int) -> str:
-    """Why a failed result is the disk's doing rather than the file's ('' when it is not): the reason names a
-    refused write, or the library's write failed while the disk holds almost nothing free. The second, because
-    Chroma's own words for a full disk need not say so (measured, Chroma 1.5.9 on a full tmpfs: "Error in
-    compaction: Failed to apply logs to the metadata segment")."""
-    if result.status != "failed" or result.kind not in ("store", "io", "error"):
-        return ""
-    if any(words in result.reason for words in _DISK_REFUSED):
-        return result.reason
-    free = _free_bytes(directory)
-    if free is None or free >= max(2 * size, LOW_DISK_BYTES):
-        return ""
-    return f"only {free / 1e6:.1f} MB free on the disk ({result.reason})"
