@@ -388,7 +388,8 @@ def test_a_full_disk_pauses_the_queue_with_every_upload_kept_and_the_next_start_
 
 
 _FULL_DISK_CHILD = """
-import json, os, sys
+import faulthandler, json, os, sys
+faulthandler.dump_traceback_later(240, exit=True)  # a hang shows where, in the test's failure
 sys.path[:0] = [{repo!r}, {tests!r}]
 from pathlib import Path
 from tests.helpers.ingest import text
