@@ -26,6 +26,10 @@ ORBIT = b"Orbit notes.\n\nThe Orbit satellite launched in May 2021 from Kourou.\
 @pytest.fixture
 def app(tmp_path, monkeypatch):
     """A fresh app (offline: no key in the environment) with its own data directory."""
+    return start_app(tmp_path, monkeypatch)
+
+
+def start_app(tmp_path, monkeypatch) -> AppTest:
     monkeypatch.setenv("DOCAGENT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("DOCAGENT_FAKE_EMBEDDER", "1")
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "DOCAGENT_GEMINI_BASE_URL", "CHROMA_HOST"):
@@ -125,6 +129,32 @@ def test_upload_indexes_files_and_lists_them(app):
     assert any(c.startswith("XLSX · 1 sheet · 1 chunk") for c in captions), captions
     assert "2 documents" in " ".join(captions)
     assert not at.chat_input[0].proto.disabled
+
+
+def test_a_set_aside_queue_file_and_a_full_disk_are_said_in_the_queue_panel(tmp_path, monkeypatch):
+    queue_dir = tmp_path / "data" / "queue"
+    queue_dir.mkdir(parents=True)
+    (queue_dir / "01795700000000000000-0badc0de.json").write_text('{"entry_id": "../../outside/x", "seq": 1}')
+    (queue_dir / "01795700000000000000-0badc0de.upload").write_bytes(b"someone's bytes")
+    at = start_app(tmp_path, monkeypatch)  # the queue folder as a tampered run left it
+    no_failures(at)
+    warnings = [w.value for w in at.sidebar.warning]
+    assert any("set aside as **01795700000000000000-0badc0de.json.damaged**" in w and "upload is kept" in w
+               for w in warnings), warnings
+    import wiring
+    from advanced_retrieval.ingest import Pause
+    from ui import resources
+
+    queue = resources.load_queue(wiring.Config.from_env())
+    with queue._cond:  # as the worker leaves it when the disk refused a write (tests/advanced_retrieval/ingest)
+        queue._pause = Pause("Chroma at x failed: database or disk is full")
+    at.file_uploader[0].set_value([("zephyr.txt", ZEPHYR, "application/octet-stream")])
+    at = at.run()
+    no_failures(at)
+    errors = [plain(e.value) for e in at.sidebar.error]
+    assert any(e.startswith("**The disk is full**: 1 file waits, its upload kept. Free some disk space and start "
+                            "the program again") for e in errors), errors
+    assert "Paused: the disk is full · 1 file waits" in [c.value for c in at.sidebar.caption]
 
 
 def test_uploads_are_processed_once_and_a_second_copy_is_a_duplicate(app):

@@ -59,13 +59,17 @@ def enqueue_uploads(queue: Uploads, uploads) -> None:
 def queue_panel(queue: Uploads) -> None:
     """Files still to index (stage, time left, Cancel), then the latest results; reruns the page when a file was
     indexed since this tab drew it."""
-    items = queue.items()
+    items, pause = queue.items(), queue.pause
     if queue.busy_reason:
         st.caption(f"Uploads are indexed by another program: {ui.md_text(queue.busy_reason)}.")
+    if pause is not None:
+        st.error(qv.pause_line(pause, sum(not i.finished for i in items)), icon=":material/hard_drive:")
+    for entry in queue.set_aside:
+        st.warning(qv.set_aside_line(entry), icon=":material/report:")
     for line in st.session_state.get("queue_refused", ()):
         st.markdown(f"{STATUS_ICON['failed']} {line}")
     lines = qv.queue_lines(items)
-    summary = qv.summary(items)
+    summary = qv.summary(items, pause)
     if summary:
         st.caption(summary)
     finished = [entry for entry in lines if entry[0].finished]

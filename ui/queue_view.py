@@ -14,6 +14,7 @@ from ui import helpers as ui
 
 if TYPE_CHECKING:  # the page draws before advanced_retrieval (and chromadb) is imported
     from advanced_retrieval import QueueItem
+    from advanced_retrieval.ingest import Pause, SetAside
 
 STAGE_WORDS = {"reading": "reading", "ocr": "reading (OCR)", "chunking": "splitting into passages",
                "embedding": "embedding", "indexing": "saving to the library"}
@@ -67,15 +68,39 @@ def queue_lines(items: Sequence[QueueItem]) -> list[tuple[QueueItem, str, str]]:
 OUTCOMES = ("indexed", "replaced", "duplicate", "failed", "cancelled")
 
 
-def summary(items: Sequence[QueueItem]) -> str:
-    """'Indexing 3 files · about 1 min 20 s left' for the files still to do; once none are left, what became
-    of the uploads listed ('8 indexed, 1 failed'), so a failure is never only inside a folded list."""
+def summary(items: Sequence[QueueItem], pause: Pause | None = None) -> str:
+    """'Indexing 3 files · about 1 min 20 s left' for the files still to do ('Paused: the disk is full · 3 files
+    wait' while paused); once none are left, what became of the uploads listed ('8 indexed, 1 failed'), so a
+    failure is never only inside a folded list."""
     pending = [i for i in items if not i.finished]
+    if pause is not None:
+        return f"Paused: {_disk_words(pause)} · {ui.plural(len(pending), 'file')} wait{'s' if len(pending) == 1 else ''}"
     if not pending:
         counts = {state: sum(i.state == state for i in items) for state in OUTCOMES}
         return ", ".join(f"{n} {state}" for state, n in counts.items() if n)
     left = time_left(pending[-1].seconds_left)  # the last file's estimate counts the ones before it
     return f"Indexing {ui.plural(len(pending), 'file')}" + (f" · {left}" if left else "")
+
+
+def pause_line(pause: Pause, waiting: int) -> str:
+    """What the page says while a full disk holds the queue (Markdown): how many files wait, that their uploads
+    are kept, and what brings them back."""
+    them = "it resumes" if waiting == 1 else "they resume"
+    return (f"**{_disk_words(pause).capitalize()}**: {ui.plural(waiting, 'file')} "
+            f"{'waits' if waiting == 1 else 'wait'}, {'its upload' if waiting == 1 else 'their uploads'} kept. "
+            f"Free some disk space and start the program again; {them} then. "
+            f"(The write that failed: {ui.md_text(pause.cause)})")
+
+
+def set_aside_line(entry: SetAside) -> str:
+    """One queue file the queue did not write, set aside at open (Markdown)."""
+    kept = f"; its upload is kept as {ui.md_text(entry.upload)}" if entry.upload else ""
+    return (f"A queue entry was set aside as **{ui.md_text(entry.file_name)}** in the queue folder: "
+            f"{ui.md_text(entry.reason)}{kept}. It was not indexed; upload the file again if it is yours.")
+
+
+def _disk_words(pause: Pause) -> str:
+    return "the disk is full" if pause.disk_full else "the disk refused a write"
 
 
 def fold(finished: Sequence, recent: int) -> tuple[list, list]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the page draws before the engines are imported: these names are for readers and type checkers
     from advanced_retrieval import Filters, Hit, IngestResult, QueueItem
+    from advanced_retrieval.ingest import Pause, SetAside
     from advanced_retrieval.library.outline import Outline
     from advanced_retrieval.tables import TableStore
     from agentic_rag import AnswerResult
@@ -54,6 +55,12 @@ class Uploads(Protocol):
 
     @property
     def indexed_count(self) -> int: ...
+
+    @property
+    def pause(self) -> Pause | None: ...  # set while a full disk holds the queue until the next start
+
+    @property
+    def set_aside(self) -> tuple[SetAside, ...]: ...  # queue files found at open that the queue did not write
 
     def items(self) -> tuple[QueueItem, ...]: ...
 

@@ -16,9 +16,17 @@ An entry still queued or indexing when the process stops (or dies) is queued aga
 from its saved bytes; one interrupted `max_attempts` times is failed instead, so a file that kills the server
 cannot do so forever. A SIGKILL mid-file leaves an "indexing" record that the next open's recovery sweeps.
 
-Error policy: a bad file is its own failed result and the next file goes on; an unexpected error is logged with
-its traceback and recorded as that file's failure (kind "error"); nothing is swallowed. Thread-safe: any number
-of threads may enqueue, cancel and read items() while the worker runs.
+A full disk is nobody's file's fault: when indexing a file fails because the disk refused a write, that file goes
+back to the queue (its try not counted; the knowledge base undid its write, or the next open's recovery sweeps
+it) and the worker pauses with every saved upload kept; `pause` says why. The files wait for the next start,
+which resumes them: not a retry in this process, because Chroma's next write after a refused one can hang for
+good, even once space is freed (measured, Chroma 1.5.9 on a full tmpfs remounted larger: the retried file's
+commit never returned; vector_db/guard.py measured the same after SQLite's "database or disk is full").
+
+Error policy: a bad file is its own failed result and the next file goes on; an unexpected error, whatever the
+entry, is logged with its traceback and recorded as that file's failure (kind "error"), and the worker goes on
+with the next; nothing is swallowed. A queue file the queue did not write is set aside at open (queue_files) and
+listed in `set_aside`. Thread-safe: any number of threads may enqueue, cancel and read items() while it runs.
 """
 
 from __future__ import annotations
@@ -26,20 +34,23 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import os
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from advanced_retrieval.ingest.disk import DISK_ERRNOS, disk_cause
 from advanced_retrieval.ingest.estimates import FileEstimate, Throughput
 from advanced_retrieval.ingest.queue_files import (
     CANCELLED,
     INDEXING,
     QUEUED,
+    Pause,
     QueueFiles,
     QueueItem,
+    SetAside,
     claim_worker,
     damage,
     release_worker,
@@ -48,6 +59,7 @@ from advanced_retrieval.library.knowledge_base import IngestResult, shown_name
 from advanced_retrieval.types import Progress
 
 log = logging.getLogger(__name__)
+
 
 
 class Ingester(Protocol):
@@ -95,6 +107,7 @@ class IngestQueue:
         self._kb = kb
         self._files = QueueFiles(directory)
         self._keep_finished_s, self._max_finished, self._max_attempts = keep_finished_s, max_finished, max_attempts
+        self._pause: Pause | None = None
         self._cond = threading.Condition()
         self._items: dict[str, QueueItem] = {}
         self._seq = 0
@@ -124,8 +137,23 @@ class IngestQueue:
         with self._cond:
             return self._stopping
 
+    @property
+    def pause(self) -> Pause | None:
+        """Why the worker is not taking files (the disk refused a write), or None while it works."""
+        with self._cond:
+            return self._pause
+
+    @property
+    def set_aside(self) -> tuple[SetAside, ...]:
+        """Queue files found at open that the queue did not write (renamed `.damaged`, their uploads kept)."""
+        return self._files.set_aside
+
     def upload_path(self, entry_id: str) -> Path:
-        """Where an entry's bytes are saved until it is finished."""
+        """Where an entry's bytes are saved until it is finished.
+
+        Raises:
+            ValueError (queue_files.BadEntry): not an id the queue makes.
+        """
         return self._files.upload_path(entry_id)
 
     def items(self) -> tuple[QueueItem, ...]:
@@ -139,7 +167,7 @@ class IngestQueue:
                 if item.entry_id == current_id:
                     item = dataclasses.replace(item, seconds_left=current_left)
                 elif item.state == QUEUED:
-                    own = self._throughput.seconds_for(item.size)
+                    own = self._throughput.seconds_for(item.size) if self._pause is None else None
                     ahead = ahead + own if ahead is not None and own is not None else None
                     item = dataclasses.replace(item, seconds_left=ahead)
                 out.append(item)
@@ -179,7 +207,7 @@ class IngestQueue:
                               ("stopped", "the ingestion queue is stopped" if self._stopping else "")):
             if refusal:
                 raise IngestQueueError(refusal, kind)
-        entry_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+        entry_id = QueueFiles.new_id()
         try:
             self._files.write_upload(entry_id, data)
             with self._cond:  # the manifest makes the entry exist; seq is taken with it, so order = visibility
@@ -241,22 +269,47 @@ class IngestQueue:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._stopping and self._next() is None:
-                    self._cond.wait()
-                if self._stopping:
+                item = self._take()
+                if item is None:
                     return
-                item = self._set(self._next(), INDEXING, attempts=self._next().attempts + 1,
-                                 started_at=time.time(), stage="reading")
-                self._current = (item.entry_id, FileEstimate())
+                try:  # under the lock that took it: a cancel cannot slip in between
+                    item = self._set(item, INDEXING, attempts=item.attempts + 1, started_at=time.time(),
+                                     stage="reading")
+                    self._current = (item.entry_id, FileEstimate())
+                except Exception as exc:
+                    self._broken(item, exc)
+                    continue
             try:
                 self._index(item)
-            except Exception:  # a bug in the queue itself: logged and recorded; the worker serves the others
-                log.exception("ingestion queue: unexpected error around %s", item.name)
-                with self._cond:
-                    self._current = None
-                    self._set(self._items[item.entry_id], "failed", finished_at=time.time(), result=IngestResult(
-                        item.name, "failed", kind="error", reason="unexpected error in the ingestion queue "
-                        "(see the server log)"))
+            except Exception as exc:
+                self._broken(item, exc)
+
+    def _take(self) -> QueueItem | None:
+        """The next entry to index, once there is one and the queue is not paused; None once stopping."""
+        while not self._stopping:
+            item = self._next() if self._pause is None else None
+            if item is not None:
+                return item
+            self._cond.wait()
+        return None
+
+    def _broken(self, item: QueueItem, exc: Exception) -> None:
+        """A bug around one entry (its manifest, the queue's own code): logged with its traceback and recorded as
+        that entry's failure, so the worker goes on with the next."""
+        log.error("ingestion queue: unexpected error around %s", item.name, exc_info=exc)
+        result = IngestResult(item.name, "failed", kind="error", reason="unexpected error in the ingestion queue "
+                              f"({type(exc).__name__}: {exc}; see the server log)")
+        with self._cond:
+            self._current = None
+            self._cancel.discard(item.entry_id)
+            current = self._items.get(item.entry_id, item)
+            try:
+                self._set(current, "failed", finished_at=time.time(), stage="", result=result)
+            except Exception as again:  # the entry leaves the queue in memory whatever its manifest holds
+                log.error("ingestion queue: could not record the failure of %s", item.name, exc_info=again)
+                self._items[item.entry_id] = dataclasses.replace(current, state="failed", result=result)
+                self._changed()
+            self._forget_bytes(item)  # under the lock: no reader sees the entry finished with its bytes still there
 
     def _index(self, item: QueueItem) -> None:
         path = self._files.upload_path(item.entry_id)
@@ -274,7 +327,30 @@ class IngestQueue:
         except Exception as exc:  # a bug, not a bad file (those come back as results): logged and recorded
             log.exception("indexing %s from the queue failed", item.name)
             result = IngestResult(item.name, "failed", reason=f"{type(exc).__name__}: {exc}", kind="error")
-        self._finish(item, result)
+            if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
+                result = dataclasses.replace(result, reason=os.strerror(exc.errno), kind="io")
+        cause = disk_cause(result, self._files.directory, item.size)
+        if cause:
+            self._wait_for_disk(item, cause)
+        else:
+            self._finish(item, result)
+
+    def _wait_for_disk(self, item: QueueItem, cause: str) -> None:
+        """The disk refused a write while indexing `item` (the knowledge base undid it): the file is queued again
+        as it was, bytes kept, this try not counted, and the worker pauses (see the module docstring)."""
+        with self._cond:
+            cancelled = item.entry_id in self._cancel
+            if not cancelled:
+                self._pause = Pause(cause)
+                self._current = None
+                self._set(self._items[item.entry_id], QUEUED, attempts=max(item.attempts - 1, 0), stage="",
+                          done=0, total=0, fraction=0.0)
+                waiting = sum(not i.finished for i in self._items.values())
+        if cancelled:  # cancelled meanwhile: it goes as asked (nothing of it was indexed)
+            self._finish(item, None, note="cancelled while the disk was full; nothing of it was indexed")
+            return
+        log.error("ingestion queue: paused, the disk refused a write while indexing %s (%s); %d file(s) wait with "
+                  "their uploads kept until the next start", item.name, cause, waiting)
 
     def _progress(self, entry_id: str) -> Progress:
         def report(_name: str, stage: str, done: int, total: int) -> None:
@@ -302,15 +378,15 @@ class IngestQueue:
                 self._throughput.add(item.size, result.seconds)
                 self._indexed += 1
             self._set(item, state, result=result, note=note, finished_at=time.time(), stage="", seconds_left=None)
+            self._forget_bytes(item)  # under the lock: no reader sees the entry finished with its bytes still there
             self._prune()
-        self._forget_bytes(item)
         log.info("ingestion queue: %s %s%s", item.name, state,
                  f" ({result.reason})" if result is not None and result.reason else "")
 
     def _forget_bytes(self, item: QueueItem) -> None:
         try:
             self._files.remove_upload(item.entry_id)
-        except OSError as exc:  # only costs disk space; the entry is finished either way
+        except (OSError, ValueError) as exc:  # only costs disk space (BadEntry: an id never saved); finished anyway
             log.error("ingestion queue: could not remove the saved bytes of %s: %s", item.name, exc)
 
     def _requeue(self, item: QueueItem) -> None:
@@ -344,6 +420,10 @@ class IngestQueue:
         with self._cond:
             for item in items:
                 self._items[item.entry_id] = item
+                if item.finished and self._files.upload_path(item.entry_id).exists():
+                    log.info("ingestion queue: removing the saved bytes of %s, finished (%s) before the last stop",
+                             item.name, item.state)
+                    self._forget_bytes(item)
                 if item.state == INDEXING and item.attempts >= self._max_attempts:
                     self._set(item, "failed", finished_at=time.time(), result=IngestResult(
                         item.name, "failed", kind="error", reason=f"indexing it was interrupted {item.attempts} "
@@ -367,3 +447,4 @@ class IngestQueue:
                     self._files.remove(item.entry_id)
                 except OSError as exc:  # listed again after a restart, then pruned; nothing else depends on it
                     log.error("ingestion queue: could not remove the finished entry %s: %s", item.name, exc)
+

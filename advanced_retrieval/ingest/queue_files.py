@@ -7,6 +7,11 @@ Each file is written to tmp/, flushed with fsync and renamed into place, then th
 is atomic, so a reader sees the whole file or none of it. The manifest is written after the bytes and is the
 commit point: an entry exists once its manifest does, and bytes without a manifest are what a crash during an
 upload left (removed at open, with a log line).
+
+Nothing read from the folder is trusted: an entry id is used in a path only when it has exactly the form new_id
+gives (digits, a dash, hex: no separator, no dot), checked by every function that builds a path, and a manifest is
+loaded only when every field has its type and its id is its own file name. Anything else is set aside as
+`<name>.damaged` with its upload's bytes kept (the queue lists it; nothing outside the folder is touched).
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import os
+import re
+import time
 import uuid
 from pathlib import Path
 
@@ -31,7 +39,13 @@ log = logging.getLogger(__name__)
 QUEUED, INDEXING, CANCELLED = "queued", "indexing", "cancelled"
 FINISHED = frozenset({"indexed", "duplicate", "replaced", "failed", CANCELLED})
 STATES = frozenset({QUEUED, INDEXING}) | FINISHED
-_UPLOAD, _MANIFEST, _TMP, _WORKER_LOCK = ".upload", ".json", "tmp", "worker.lock"
+_UPLOAD, _MANIFEST, _DAMAGED, _TMP, _WORKER_LOCK = ".upload", ".json", ".damaged", "tmp", "worker.lock"
+_ID = re.compile(r"[0-9]{20}-[0-9a-f]{8}")  # QueueFiles.new_id: nanoseconds since 1970, then 8 random hex digits
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class BadEntry(ValueError):
+    """A queue file that is not one the queue wrote; the message says which field and why."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +87,20 @@ class QueueItem:
         return self.result.reason if self.result is not None and self.result.reason else self.note
 
 
+@dataclasses.dataclass(frozen=True)
+class Pause:
+    """Why the worker stopped taking files: the disk refused a write (`cause`, the one line that said so). Every
+    waiting upload keeps its saved bytes; the next start resumes them (IngestQueue's docstring says why not
+    sooner)."""
+
+    cause: str
+
+    @property
+    def disk_full(self) -> bool:
+        """Whether the cause says the disk is full (else it refused a write some other way: an I/O error)."""
+        return any(w in self.cause.lower() for w in ("full", "no space", "quota", "free on the disk"))
+
+
 _LIVE = ("stage", "done", "total", "fraction", "seconds_left")  # progress: kept in memory only
 
 
@@ -82,16 +110,83 @@ def to_json(item: QueueItem) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1)
 
 
-def from_json(text: str) -> QueueItem:
-    """Raises ValueError (or KeyError, TypeError) for a manifest that is not one of ours."""
-    data = json.loads(text)
-    result = data.pop("result", None)
+def check_id(entry_id: object) -> str:
+    """`entry_id` when it has the form new_id gives (so it is safe in a file name); else BadEntry."""
+    if not isinstance(entry_id, str) or not _ID.fullmatch(entry_id):
+        raise BadEntry(f"entry id {str(entry_id)[:80]!r} is not one the queue makes")
+    return entry_id
+
+
+_ITEM_FIELDS = {"entry_id": str, "seq": int, "name": str, "size": int, "sha256": str, "queued_at": float,
+                "state": str, "attempts": int, "started_at": (float, None), "finished_at": (float, None),
+                "note": str}
+_RESULT_FIELDS = {"file_name": str, "status": str, "reason": str, "kind": str, "doc_id": (str, None),
+                  "duplicate_of": (str, None), "chunks": int, "units": int, "unit_name": str, "seconds": float,
+                  "warnings": list}
+
+
+def _typed(data: object, fields: dict, what: str) -> dict:
+    """`data` when it is a JSON object with exactly these fields, each of its type (a float may be written as a
+    whole number; a bool is never a number); else BadEntry naming the first field that is wrong."""
+    if not isinstance(data, dict):
+        raise BadEntry(f"{what} is {type(data).__name__}, not an object")
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise BadEntry(f"{what} has unknown fields {', '.join(unknown)}")
+    for key, kind in fields.items():
+        if key not in data:
+            raise BadEntry(f"{what} lacks {key}")
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        value = data[key]
+        ok = any(value is None if k is None else
+                 (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+                 if k is float else isinstance(value, k) and not isinstance(value, bool) for k in kinds)
+        if not ok:
+            raise BadEntry(f"{what}: {key} is {json.dumps(value)[:40]}, not {'/'.join(_kind_name(k) for k in kinds)}")
+    return data
+
+
+def _kind_name(kind) -> str:
+    return {None: "null", str: "text", int: "a whole number", float: "a number", list: "a list"}[kind]
+
+
+def from_json(text: str, entry_id: str) -> QueueItem:
+    """The entry a manifest holds, checked: every field of its type, the id `entry_id` (its file name), seq >= 1,
+    size and attempts >= 0, a known state, a sha256 digest, text warnings.
+
+    Raises:
+        BadEntry: a manifest the queue did not write, or one damaged.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadEntry(f"it is not whole JSON (cut short or damaged: {exc})") from exc
+    data = _typed(data, {**_ITEM_FIELDS, "result": (dict, None)}, "the manifest")
+    if check_id(data["entry_id"]) != entry_id:
+        raise BadEntry(f"its entry id {data['entry_id']!r} is not its file name's")
+    for key, low in (("seq", 1), ("size", 0), ("attempts", 0)):
+        if data[key] < low:
+            raise BadEntry(f"{key} is {data[key]}, below {low}")
+    if data["state"] not in STATES:
+        raise BadEntry(f"unknown state {data['state'][:40]!r}")
+    if not _SHA256.fullmatch(data["sha256"]):
+        raise BadEntry("sha256 is not a SHA-256 digest")
+    result = data.pop("result")
     if result is not None:
-        result = IngestResult(**{**result, "warnings": tuple(result.get("warnings") or ())})
-    item = QueueItem(**data, result=result)
-    if item.state not in STATES:
-        raise ValueError(f"unknown state {item.state!r}")
-    return item
+        result = _typed(result, _RESULT_FIELDS, "its result")
+        if not all(isinstance(w, str) for w in result["warnings"]):
+            raise BadEntry("its result's warnings are not all text")
+        result = IngestResult(**{**result, "warnings": tuple(result["warnings"])})
+    return QueueItem(**data, result=result)
+
+
+@dataclasses.dataclass(frozen=True)
+class SetAside:
+    """A queue file set aside (renamed `.damaged`) because the queue did not write it as it reads now."""
+
+    file_name: str  # as it is now, in the queue folder
+    reason: str
+    upload: str  # the bytes kept beside it ('' when there are none)
 
 
 class QueueFiles:
@@ -101,14 +196,20 @@ class QueueFiles:
         self.directory = Path(directory)
         self._tmp = self.directory / _TMP
         self._tmp.mkdir(parents=True, exist_ok=True)
+        self.set_aside: tuple[SetAside, ...] = ()  # what the last load() set aside (and earlier ones did)
+        self._unmoved: list[SetAside] = []
 
     @staticmethod
-    def new_id(seq: int) -> str:
-        """An id that sorts in queue order and never repeats (the random tail survives a reset sequence)."""
-        return f"{seq:08d}-{uuid.uuid4().hex[:10]}"
+    def new_id() -> str:
+        """An id that sorts in upload order and never repeats (the random tail tells apart two in one tick)."""
+        return f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
 
     def upload_path(self, entry_id: str) -> Path:
-        return self.directory / f"{entry_id}{_UPLOAD}"
+        """Where an entry's bytes are. Raises BadEntry for an id new_id could not have made."""
+        return self.directory / f"{check_id(entry_id)}{_UPLOAD}"
+
+    def _manifest_path(self, entry_id: str) -> Path:
+        return self.directory / f"{check_id(entry_id)}{_MANIFEST}"
 
     def write_upload(self, entry_id: str, data: bytes) -> None:
         """The bytes, durably and atomically. Raises OSError (disk full, ...), leaving nothing behind."""
@@ -116,7 +217,7 @@ class QueueFiles:
 
     def write_manifest(self, item: QueueItem) -> None:
         """The manifest, durably and atomically (it replaces the previous one in one step). Raises OSError."""
-        self._write(self.directory / f"{item.entry_id}{_MANIFEST}", to_json(item).encode("utf-8"))
+        self._write(self._manifest_path(item.entry_id), to_json(item).encode("utf-8"))
 
     def remove_upload(self, entry_id: str) -> None:
         self.upload_path(entry_id).unlink(missing_ok=True)
@@ -124,28 +225,66 @@ class QueueFiles:
     def remove(self, entry_id: str) -> None:
         """Forget an entry: manifest first, so a crash in between leaves orphan bytes (swept), never a manifest
         without its bytes."""
-        (self.directory / f"{entry_id}{_MANIFEST}").unlink(missing_ok=True)
+        self._manifest_path(entry_id).unlink(missing_ok=True)
         self.remove_upload(entry_id)
 
     def load(self) -> list[QueueItem]:
         """Every entry in queue order, after removing what an interrupted write left (temp files, bytes without
-        a manifest). A manifest that cannot be read is renamed to `.damaged` and logged, never silently dropped."""
+        a manifest). A manifest that is not one the queue wrote is renamed `.damaged`, its bytes kept, and listed
+        in `set_aside` (as are those set aside by earlier loads), never silently dropped."""
         for leftover in self._tmp.iterdir():
             log.warning("ingestion queue: removing %s, left by an interrupted write", leftover.name)
             leftover.unlink(missing_ok=True)
         items = []
         for path in sorted(self.directory.glob(f"*{_MANIFEST}")):
             try:
-                items.append(from_json(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                log.error("ingestion queue: manifest %s cannot be read (%s); set aside as .damaged", path.name, exc)
-                os.replace(path, path.with_suffix(".damaged"))
-        known = {item.entry_id for item in items}
+                items.append(self._read_manifest(path))
+            except (OSError, ValueError) as exc:  # BadEntry and json's JSONDecodeError are ValueErrors
+                self._set_aside(path, str(exc))
+        self.set_aside = self._damaged()
+        known = {item.entry_id for item in items} | {Path(d.upload).stem for d in self.set_aside if d.upload}
         for path in self.directory.glob(f"*{_UPLOAD}"):
-            if path.name[: -len(_UPLOAD)] not in known:
+            if path.stem not in known:
                 log.warning("ingestion queue: removing %s, an upload interrupted before it was queued", path.name)
                 path.unlink(missing_ok=True)
         return sorted(items, key=lambda item: (item.seq, item.entry_id))
+
+    def _read_manifest(self, path: Path) -> QueueItem:
+        entry_id = check_id(path.name[: -len(_MANIFEST)])
+        if path.is_symlink() or self.upload_path(entry_id).is_symlink():
+            raise BadEntry("it or its upload is a symbolic link (the queue writes only files)")
+        return from_json(path.read_text(encoding="utf-8"), entry_id)
+
+    def _set_aside(self, path: Path, reason: str) -> None:
+        """Rename a manifest `<name>.damaged` (its reason in `<name>.damaged.why`); only names in the folder."""
+        log.error("ingestion queue: manifest %s is not one the queue wrote (%s); set aside as %s%s, its upload "
+                  "kept", path.name, reason, path.name, _DAMAGED)
+        target = self.directory / f"{path.name}{_DAMAGED}"
+        try:
+            os.replace(path, target)
+            target.with_name(f"{target.name}.why").write_text(f"{reason}\n", encoding="utf-8")
+        except OSError as exc:  # a full disk, say: the next open sets it aside again; the panel lists it meanwhile
+            log.error("ingestion queue: could not set %s aside: %s", path.name, exc)
+            self._unmoved.append(SetAside(path.name, f"{reason} (could not be renamed: {exc})",
+                                          self._upload_beside(path.name[: -len(_MANIFEST)])))
+
+    def _damaged(self) -> tuple[SetAside, ...]:
+        out, self._unmoved = list(self._unmoved), []
+        for path in sorted(self.directory.glob(f"*{_DAMAGED}")):
+            stem = path.name[: -len(_DAMAGED)]
+            upload = self._upload_beside(stem[: -len(_MANIFEST)] if stem.endswith(_MANIFEST) else stem)
+            why = path.with_name(f"{path.name}.why")
+            try:
+                reason = why.read_text(encoding="utf-8").strip() if why.is_file() else "not one the queue wrote"
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = f"not one the queue wrote (its note cannot be read: {exc})"
+            out.append(SetAside(path.name, reason[:300], upload))
+        return tuple(out)
+
+    def _upload_beside(self, stem: str) -> str:
+        """The name of the bytes kept with a set-aside manifest ('' when none); `stem` is a name in the folder."""
+        upload = self.directory / f"{stem}{_UPLOAD}"
+        return upload.name if upload.is_file() and not upload.is_symlink() else ""
 
     def _write(self, target: Path, data: bytes) -> None:
         tmp = self._tmp / f"{target.name}.{uuid.uuid4().hex[:8]}"

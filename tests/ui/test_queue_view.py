@@ -57,3 +57,26 @@ def test_the_note_names_the_files_an_answer_could_not_search():
     assert pending_note(("a.pdf",)) == "Not searched for this answer: a.pdf was still being indexed. Ask again once done."
     many = pending_note(tuple(f"f{n}.pdf" for n in range(7)), limit=3)
     assert "f0.pdf, f1.pdf, f2.pdf and 4 more were still being indexed" in many
+
+
+def test_a_paused_queue_says_the_disk_is_full_how_many_wait_and_what_brings_them_back():
+    from advanced_retrieval.ingest import Pause
+    from ui.queue_view import pause_line
+
+    full = Pause("Chroma at x failed: database or disk is full")
+    waiting = [item(f"f{n}.txt", seq=n, seconds_left=30.0 * n) for n in range(1, 30)]
+    assert summary(waiting, full) == "Paused: the disk is full · 29 files wait"
+    assert pause_line(full, 29) == ("**The disk is full**: 29 files wait, their uploads kept. Free some disk space and "
+                                    "start the program again; they resume then. (The write that failed: Chroma at x "
+                                    "failed\\: database or disk is full)")  # shown literally (md_text)
+    assert pause_line(Pause("disk I/O error"), 1).startswith("**The disk refused a write**: 1 file waits, its upload kept")
+
+
+def test_a_queue_file_set_aside_is_named_with_why_and_where_its_bytes_are():
+    from advanced_retrieval.ingest import SetAside
+    from ui.queue_view import set_aside_line
+
+    line = set_aside_line(SetAside("0001-ab.json.damaged", "seq is \"2\", not a whole number", "0001-ab.upload"))
+    assert line == ("A queue entry was set aside as **0001-ab.json.damaged** in the queue folder: seq is \"2\", not a "
+                    "whole number; its upload is kept as 0001-ab.upload. It was not indexed; upload the file again if "
+                    "it is yours.")
