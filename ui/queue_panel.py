@@ -73,7 +73,10 @@ def queue_panel(queue: Uploads) -> None:
     if summary:
         st.caption(summary)
     finished = [entry for entry in lines if entry[0].finished]
-    for item, state, line in (entry for entry in lines if not entry[0].finished):
+    pending = [entry for entry in lines if not entry[0].finished]
+    if pending:
+        st.html(CANCEL_LABELS_CSS)
+    for item, state, line in pending:
         _pending_line(queue, item, state, line)
     shown, folded = qv.fold(finished, RECENT)
     for _item, state, line in shown:
@@ -85,15 +88,26 @@ def queue_panel(queue: Uploads) -> None:
     _follow_library(queue, items)  # last: the queue is on the page before the rest of it is redrawn
 
 
+CANCEL_KEY = "cancel_upload_"
+CANCEL_LABELS_CSS = """<style>
+[class*="st-key-cancel_upload_"] button [data-testid="stMarkdownContainer"] {
+  position: absolute !important; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap;
+}
+</style>"""
+
+
 def _pending_line(queue: Uploads, item: QueueItem, state: str, line: str) -> None:
-    text, button = st.columns([0.74, 0.26], vertical_alignment="center")
+    text, button = st.columns([0.86, 0.14], vertical_alignment="center")  # the button is an icon: more for the line
     if state == "indexing":
         text.progress(min(item.fraction, 1.0), text=line)
     else:
         text.markdown(f"{STATUS_ICON['queued']} {line}")
     if item.stage != "indexing":  # the last step (under a second) is let finish: see IngestQueue.cancel
-        button.button("Cancel", key=f"cancel_{item.entry_id}", help=f"Cancel {item.name}", type="tertiary",
-                      on_click=_cancel, args=(queue, item.entry_id, item.name))
+        # The label names the file (a screen reader says "Cancel report.pdf", not one "Cancel" per row); it is
+        # shown to screen readers only, beside the icon (CANCEL_LABELS_CSS), so the row stays one line.
+        button.button(f"Cancel {item.name}", key=f"{CANCEL_KEY}{item.entry_id}", help=f"Cancel {item.name}",
+                      icon=":material/close:", type="tertiary", on_click=_cancel,
+                      args=(queue, item.entry_id, item.name))
 
 
 def _cancel(queue: Uploads, entry_id: str, name: str) -> None:
