@@ -22,6 +22,19 @@ from ui.sources import citation_links, source_viewer_tab, tab_labels
 log = logging.getLogger("docagent.app")
 
 
+# Run once when a chat opens: the page scrolls to its last message (a reload opened at the top of a long chat).
+_scroll_to_end = st.components.v2.component("docagent_scroll_to_end", js="""
+export default function(component) {
+    const last = () => {
+        const messages = document.querySelectorAll('[data-testid="stChatMessage"]');
+        if (messages.length) messages[messages.length - 1].scrollIntoView({block: "start"});
+    };
+    const timer = setTimeout(last, 400);  // after the messages drawn in the same run are laid out
+    return () => clearTimeout(timer);
+}
+""")
+
+
 def chat_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.Settings, scope: Scope, count: int,
               chats: ConversationStore | None) -> None:
     """The chat: example questions on an empty chat, the history, the chat box (with the scope it asks about),
@@ -44,6 +57,8 @@ def chat_page(kb: Library, queue: Uploads, config: wiring.Config, settings: rt.S
             empty_state(count > 0, bool(indexing), _suggestions(kb) if count else ui.EXAMPLE_QUESTIONS)
     present = av.Present(kb.documents())
     render_history(kb, present)
+    if st.session_state.pop("scroll_to_end", False):
+        _scroll_to_end(key=f"scroll_end_{st.session_state.chat_id}", height=0)
     if question and count:
         ask(kb, config, settings, question, scope.doc_ids, chats, present, () if scope.doc_ids else indexing)
     if st.session_state.messages:

@@ -64,9 +64,12 @@ def load_messages(chats: ConversationStore | None) -> None:
     except ConversationError as error:
         st.warning(ui.md_text(str(error)), icon=":material/warning:")
         return
+    opened = st.session_state.loaded is None or st.session_state.loaded[0] != chat_id
     st.session_state.messages = [restored(m) for m in saved]
     st.session_state.earlier = total - len(saved)
     st.session_state.loaded = (chat_id, total, st.session_state.shown)
+    if opened and saved:  # a chat opened (a reload, a click in the list): the page goes to its last answer
+        st.session_state.scroll_to_end = True
 
 
 def _open_from_address(chats: ConversationStore) -> None:

@@ -130,3 +130,34 @@ def test_a_chat_address_the_app_never_writes_is_refused_at_once(browser, tmp_pat
         response = page.goto(f"{url}/?chat={'7' * 100_000}")  # past the HTTP server's request limit: refused there
         assert response is not None and response.status == 400
     page.close()
+
+
+def test_a_reloaded_chat_opens_at_its_last_answer_not_at_the_top(browser, tmp_path):
+    data = tmp_path / "data"
+    doc = tmp_path / "zephyr.txt"
+    doc.write_text(ZEPHYR)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    with streamlit_app(_env(data), tmp_path / "server.log") as url:
+        page.goto(url)
+        page.get_by_text("No documents yet").wait_for(timeout=STEP_MS)
+        page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([doc])
+        page.get_by_test_id("stSidebar").get_by_text("zephyr.txt — indexed").wait_for(timeout=STEP_MS)
+        questions = [QUESTION, "How much did the Zephyr project reduce energy use?", "When was energy use reduced?",
+                     "Which company supplied the heat pumps for Zephyr?"]
+        for n, question in enumerate(questions):
+            chat = page.get_by_role("textbox", name="Ask about your documents")
+            chat.fill(question)
+            chat.press("Enter")
+            page.get_by_test_id("stChatMessage").nth(2 * n + 1).get_by_role("tab", name="Reasoning").wait_for(
+                timeout=STEP_MS)
+        page.reload()
+        last = page.get_by_test_id("stChatMessage").nth(2 * len(questions) - 1)
+        last.get_by_role("tab", name="Reasoning").wait_for(timeout=STEP_MS)
+        page.wait_for_function("window.scrollY > 0 || document.querySelector('[data-testid=stMain]').scrollTop > 0"
+                               " || [...document.querySelectorAll('*')].some(e => e.scrollTop > 0)", timeout=10_000)
+        _settle(page)
+        box = page.get_by_test_id("stChatMessage").last.bounding_box()
+        assert box is not None and 0 <= box["y"] < 900, box  # the last message is on screen
+        first = page.get_by_test_id("stChatMessage").first.bounding_box()
+        assert first is not None and first["y"] < 0, first  # the first one scrolled away above
+        _shot(page, "09-reload-opens-at-the-last-answer")
