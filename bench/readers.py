@@ -86,7 +86,7 @@ def writer(data: Path, file: Path) -> int:
     step = [0]
 
     def progress(name, stage, done, total):
-        if stage == "embedding" and done >= step[0]:
+        if stage == "embedding" and done > 0 and done >= step[0]:  # the writer also reports the stage's start (0)
             step[0] = done + 1000
             print(json.dumps({"embedding": done, "total": total}), flush=True)
 
