@@ -65,8 +65,9 @@ def source_viewer_tab(index: int, answer, hits, terms, kb: Library, present: av.
     if not answer.citations:
         st.caption("Nothing was cited: these are the closest passages found, not an answer.")
     by_n = {c.n: c for c in citations}
-    chosen = st.segmented_control("Source", list(by_n), format_func=lambda n: f"[{n}]", key=f"viewer_{index}",
-                                  default=next(iter(by_n)))
+    key = f"viewer_{index}"  # a citation click sets it before the widget is drawn: then no default beside it
+    chosen = st.segmented_control("Source", list(by_n), format_func=lambda n: f"[{n}]", key=key,
+                                  default=None if key in st.session_state else next(iter(by_n)))
     citation = by_n.get(chosen) or next(iter(by_n.values()))
     where = av.location_label(citation.location)
     st.markdown(f"**[{citation.n}] {ui.md_text(citation.file)}**" + (f" · {ui.md_text(where)}" if where else ""))
