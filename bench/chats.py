@@ -20,16 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import start_streamlit  # noqa: E402  (bench/ is on sys.path when run as a script)
+
 CHROMIUM = Path("/usr/bin/chromium")
 SHOT = REPO / "test-artifacts" / "bench-chats.png"
 QUESTION = "Which suppliers delivered the heat pumps and what did they cost?"
@@ -91,28 +92,10 @@ def timed(fn):
 
 
 def start_server(app: Path, data: Path, log: Path, wait_s: float) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "CHROMA_HOST")}
     env.update(DOCAGENT_DATA_DIR=str(data), DOCAGENT_FAKE_EMBEDDER="1", HF_HUB_OFFLINE="1",
                ANONYMIZED_TELEMETRY="False", DOCAGENT_PROVIDER="offline")
-    with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
-                                 "127.0.0.1", "--server.headless", "true"], cwd=app, env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                return proc, url
-        except OSError:
-            if proc.poll() is not None:
-                sys.exit(f"streamlit exited: {log.read_text()[-2000:]}")
-            time.sleep(0.2)
-    proc.kill()
-    sys.exit(f"streamlit did not answer within {wait_s} s")
+    return start_streamlit([sys.executable, "-m", "ui.serve"], app, env, log, wait_s)
 
 
 def open_chat(url: str, chat: str, turns: int, wait_s: float) -> dict:

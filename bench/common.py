@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -130,3 +133,28 @@ def build_index(root: Path, embedder, pdfs: Sequence[Path]):
         raise SystemExit(f"could not index {', '.join(f'{r.file_name} ({r.reason})' for r in failed)}")
     print(f"{root.name}: {kb.store.count()} chunks of {len(pdfs)} files ready in {took:.0f} s", flush=True)
     return kb
+
+
+def start_streamlit(command: Sequence[str], cwd: Path, env: dict, log: Path,
+                    wait_s: float) -> tuple[subprocess.Popen, str]:
+    """Start the app (`command` + Streamlit's port and address options) on a free 127.0.0.1 port, its output in
+    `log`; returns the process and its URL once /_stcore/health answers. Exits the bench with the reason when the
+    server stops or does not answer within `wait_s`."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(log, "w") as out:
+        proc = subprocess.Popen([*command, "--server.port", str(port), "--server.address", "127.0.0.1",
+                                 "--server.headless", "true"], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                return proc, url
+        except OSError:
+            if proc.poll() is not None:
+                sys.exit(f"streamlit exited: {log.read_text()[-2000:]}")
+            time.sleep(0.2)
+    proc.kill()
+    sys.exit(f"streamlit did not answer within {wait_s} s")

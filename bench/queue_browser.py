@@ -18,17 +18,18 @@ import argparse
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import start_streamlit  # noqa: E402  (bench/ is on sys.path when run as a script)
+
 MODEL_CACHE = REPO / "test-artifacts" / "model-cache"
 CHROMIUM = Path("/usr/bin/chromium")
 # Seconds to wait for: the server to answer, a tab to show the app, a tab to list an upload. --smoke waits less.
@@ -36,30 +37,12 @@ WAITS = {"full": (120, 180, 120), "smoke": (90, 90, 60)}
 
 
 def start_server(data: Path, fake: bool, log: Path, models: Path, wait_s: float) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "CHROMA_HOST")}
     env.update(DOCAGENT_DATA_DIR=str(data), DOCAGENT_MODEL_DIR=str(models), HF_HUB_OFFLINE="1",
                ANONYMIZED_TELEMETRY="False", DOCAGENT_PROVIDER="offline")
     if fake:
         env.update(DOCAGENT_FAKE_EMBEDDER="1", DOCAGENT_FAKE_EMBED_DELAY="0.02")
-    with open(log, "w") as out:
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.port",
-                                 str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
-                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                return proc, url
-        except OSError:
-            if proc.poll() is not None:
-                sys.exit(f"streamlit exited: {log.read_text()[-2000:]}")
-            time.sleep(0.2)
-    proc.kill()
-    sys.exit(f"streamlit did not start within {wait_s} s")
+    return start_streamlit([str(Path(sys.executable).parent / "streamlit"), "run", "app.py"], REPO, env, log, wait_s)
 
 
 def open_tab(browser, url: str, wait_s: float):
