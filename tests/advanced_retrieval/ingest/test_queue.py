@@ -69,14 +69,6 @@ def states(queue: IngestQueue) -> dict[str, str]:
     return {i.name: i.state for i in queue.items()}
 
 
-@pytest.fixture
-def stopper():
-    queues = []
-    yield queues.append
-    for queue in queues:
-        queue.stop(WAIT)
-
-
 def test_files_are_indexed_in_queue_order_each_searchable_and_their_bytes_removed(tmp_path, stopper):
     kb = open_kb(tmp_path, HashingEmbedder())
     recording = Recording(kb)

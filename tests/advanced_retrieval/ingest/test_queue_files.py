@@ -15,14 +15,6 @@ from tests.helpers.ingest import WAIT, open_kb, text
 from vector_db import HashingEmbedder
 
 
-@pytest.fixture
-def stopper():
-    queues = []
-    yield queues.append
-    for queue in queues:
-        queue.stop(WAIT)
-
-
 def saved(files: QueueFiles, name: str, data: bytes, seq: int, **changes) -> QueueItem:
     """An entry written as IngestQueue.enqueue writes it (bytes, then manifest)."""
     item = QueueItem(QueueFiles.new_id(), seq, name, len(data), hashlib.sha256(data).hexdigest(), time.time(),
