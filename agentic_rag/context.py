@@ -7,11 +7,54 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from advanced_retrieval import Hit
-from agentic_rag.language.text import estimate_tokens, terms, truncate_tokens
+from agentic_rag.language.text import estimate_tokens, sentences, terms, truncate_tokens
 from agentic_rag.types import ContextBlock, Coverage
 
 MIN_BLOCK_TOKENS = 60  # a passage cut shorter than this is not worth citing
 MATES_AS_PASSAGES = 2  # without page regions: a page's other found chunks that follow its hit as passages
+GAP = "…"  # where window() left sentences out
+HEAD_TOKENS = 30  # a passage's first line this short (a heading, a caption, a table's header row) stays in a window
+
+
+def window(text: str, queries: Sequence[str], max_tokens: int) -> str:
+    """`text` cut to at most `max_tokens`: its sentences and table rows (language.text.sentences) that share the
+    most distinct words with `queries`, best first, each with the sentence before and after it, in reading
+    order, a left-out stretch marked GAP; its first line too when that is short (a heading, a caption, a
+    table's header row). Whole when it fits; its opening when no sentence shares a word with the queries."""
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    units = sentences(text)
+    asked = {t for q in queries for t in terms(q, drop_query_words=True)}
+    scores = [len(asked & set(terms(u))) for u in units]
+    if not units or max(scores) == 0:
+        return truncate_tokens(text, max_tokens)
+    costs = [estimate_tokens(u) + 1 for u in units]
+    chosen: set[int] = set()
+    used = 0
+
+    def take(indexes) -> None:
+        nonlocal used
+        for i in indexes:
+            if 0 <= i < len(units) and i not in chosen and used + costs[i] + 1 <= max_tokens:
+                chosen.add(i)
+                used += costs[i] + 1  # + a possible GAP line
+    if units[0] == text.strip().split("\n", 1)[0].strip() and costs[0] <= HEAD_TOKENS:  # a short first line
+        take([0])
+    head = set(chosen)
+    for i in sorted((i for i, s in enumerate(scores) if s and i not in head), key=lambda i: (-scores[i], i)):
+        take([i, i - 1, i + 1])
+    if not chosen - {0}:  # the best sentence alone is longer than the window: its words around the first match
+        return truncate_tokens(text, max_tokens)
+    out: list[str] = []
+    for i in sorted(chosen):
+        if out and i - 1 not in chosen:
+            out.append(GAP)
+        out.append(units[i])
+    if max(chosen) < len(units) - 1:
+        out.append(GAP)
+    if min(chosen) > 0:
+        out.insert(0, GAP)
+    return "\n".join(out)
 
 
 def page_region(hit: Hit, region_tokens: int) -> tuple[Hit, frozenset[str]]:
@@ -48,14 +91,17 @@ def _with_mates(hits: Sequence[Hit]) -> list[Hit]:
 
 
 def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int,
-                  previous: Sequence[ContextBlock] = (), region_tokens: int = 0) -> tuple[ContextBlock, ...]:
+                  previous: Sequence[ContextBlock] = (), region_tokens: int = 0,
+                  window_tokens: int = 0) -> tuple[ContextBlock, ...]:
     """Number the hits P1..Pn: round-robin over sub-questions by rank, deduplicated by chunk id, within budget.
 
     Round-robin keeps one broad sub-question from crowding out the others. Each hit brings its page region up to
     `region_tokens` (page_region); with 0, its page's other found chunks follow it as passages (_with_mates). A block that does not fit is cut at a word boundary when enough room is left
     (to its own chunk's text first, so the region never pushes out the passage that was found), else left out.
     `previous` are the blocks an earlier round of the same question numbered: a chunk keeps its number and new
-    chunks get the next ones, so an ID means the same passage for the whole question. Returned in number order.
+    chunks get the next ones, so an ID means the same passage for the whole question. `window_tokens` > 0 cuts
+    each passage (its region included) to what bears on its sub-questions (window()), so more passages fit a
+    small prompt. Returned in number order.
     """
     if region_tokens <= 0:
         sub_hits = [(query, _with_mates(hits)) for query, hits in sub_hits]
@@ -80,16 +126,16 @@ def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int
             continue
         n = known.get(chunk_id, next_n)
         grown, ids = page_region(hit, region_tokens)
-        block = ContextBlock(n, grown, tuple(queries))
+        block = ContextBlock(n, _cut(grown, queries, window_tokens), tuple(queries))
         cost = estimate_tokens(block.header()) + estimate_tokens(block.hit.chunk.text) + 2
-        if used + cost > max_tokens and block.hit is not hit:  # no room for the region: the found chunk alone
-            block, ids = ContextBlock(n, hit, tuple(queries)), frozenset((chunk_id,))
-            cost = estimate_tokens(block.header()) + estimate_tokens(hit.chunk.text) + 2
+        if used + cost > max_tokens and len(ids) > 1:  # no room for the region: the found chunk alone
+            block, ids = ContextBlock(n, _cut(hit, queries, window_tokens), tuple(queries)), frozenset((chunk_id,))
+            cost = estimate_tokens(block.header()) + estimate_tokens(block.hit.chunk.text) + 2
         if used + cost > max_tokens:
             room = max_tokens - used - estimate_tokens(block.header()) - 2
             if room < MIN_BLOCK_TOKENS:
                 break
-            chunk = replace(hit.chunk, text=truncate_tokens(hit.chunk.text, room))
+            chunk = replace(hit.chunk, text=truncate_tokens(block.hit.chunk.text, room))
             block = ContextBlock(n, replace(hit, chunk=chunk), block.queries)
             cost = max_tokens - used
         if n == next_n:
@@ -98,6 +144,13 @@ def build_context(sub_hits: Sequence[tuple[str, Sequence[Hit]]], max_tokens: int
         blocks.append(block)
         used += cost
     return tuple(sorted(blocks, key=lambda b: b.n))
+
+
+def _cut(hit: Hit, queries: Sequence[str], window_tokens: int) -> Hit:
+    """The hit with its text cut to its window (window()), or as it is when window_tokens is 0."""
+    if window_tokens <= 0:
+        return hit
+    return replace(hit, chunk=replace(hit.chunk, text=window(hit.chunk.text, queries, window_tokens)))
 
 
 def merge_blocks(previous: Sequence[ContextBlock], current: Sequence[ContextBlock]) -> tuple[ContextBlock, ...]:

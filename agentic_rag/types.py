@@ -15,6 +15,7 @@ NOT_FOUND = "I could not find this in the documents."
 # Draft.refused, so a refusal in Spanish claims nothing and scores 0 as one in English does.
 NOT_FOUND_MARK = "[[NOT FOUND]]"
 OFFLINE_LABEL = "offline (extractive)"
+PLAN_CALLS = ("always", "when-needed")
 MODEL_MODES = ("gemini", "local")  # brains that write with a language model (the offline brain quotes)
 
 
@@ -42,7 +43,13 @@ class Budgets:
     llm_calls: language-model requests (retries included); seconds: wall time for the whole question;
     context_tokens: estimated input tokens per call; max_loops: verify -> retrieve rounds;
     retry_seconds: how long one failing Gemini step may keep retrying before the question goes offline;
-    region_tokens: how far one passage may grow into its page's other found chunks (context.page_region; 0 = off).
+    region_tokens: how far one passage may grow into its page's other found chunks (context.page_region; 0 = off);
+    plan_call: "always" asks the model for every plan; "when-needed" plans a simple standalone question in the
+    documents' language with the rules and asks the model only for the rest (follow-ups, several questions,
+    comparisons, whole documents, other languages): a local model writes its plan before its first words;
+    answer_prompt_tokens: > 0 caps a model's answer prompt (instructions, question and passages, each passage cut
+    to the sentences that bear on the question: context.window) so that a model reading prompts at a CPU's speed
+    starts writing soon; 0 = whole passages within context_tokens. A whole-document reading is not capped.
     """
 
     llm_calls: int = 8
@@ -51,6 +58,8 @@ class Budgets:
     max_loops: int = 2
     retry_seconds: float = 18.0  # with the offline finish, a failing Gemini costs at most ~20 s
     region_tokens: int = 700
+    plan_call: str = "always"
+    answer_prompt_tokens: int = 0
 
     def __post_init__(self):
         if self.llm_calls < 0 or self.max_loops < 0:
@@ -61,6 +70,10 @@ class Budgets:
             raise ValueError("region_tokens must be >= 0 (0 turns the page regions off)")
         if self.context_tokens < 500:
             raise ValueError("context_tokens must be >= 500 (room for the instructions and one passage)")
+        if self.answer_prompt_tokens and self.answer_prompt_tokens < 500:
+            raise ValueError("answer_prompt_tokens must be 0 (no cap) or >= 500")
+        if self.plan_call not in PLAN_CALLS:
+            raise ValueError(f"plan_call must be one of {', '.join(PLAN_CALLS)}")
 
 
 @dataclass(frozen=True)

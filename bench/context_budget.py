@@ -12,7 +12,9 @@ synthesize step would have (context_tokens minus the instructions, the question 
 text is not whole in the context; region 0 is the offline layout, a page's other found chunks as passages), the share of
 questions whose gold page reaches the context, and the share of the gold evidence's figures (FinanceBench's
 evidence text, numbers of 3+ digits or with decimals) found in the context: whether the rows and their headers
-came along, not only the page. --smoke runs the same replay on generated filings in FinanceBench's layout
+came along, not only the page. Two more rows per set replay a local model's capped answer prompt
+(LOCAL_BUDGETS.answer_prompt_tokens and twice that: passages cut to their windows) beside its old whole-passage
+context (context 3000, region 700). --smoke runs the same replay on generated filings in FinanceBench's layout
 (questions.jsonl with evidence, pdfs/) over fewer budgets. The last line printed is one JSON object.
 """
 
@@ -27,11 +29,12 @@ from pathlib import Path
 from common import DATA, financebench_questions, open_knowledge_base
 
 from advanced_retrieval import HybridRetriever
-from agentic_rag.brains.prompts import ANSWER_SYSTEM
+from agentic_rag import LOCAL_BUDGETS
+from agentic_rag.brains.prompts import ANSWER_HINTS, ANSWER_SYSTEM
 from agentic_rag.context import build_context, render_context
 from agentic_rag.language.question_rules import analyze_question, decompose
 from agentic_rag.language.text import estimate_tokens, numbers
-from agentic_rag.steps.synthesize import PROMPT_OVERHEAD_TOKENS
+from agentic_rag.steps.synthesize import FRAMING_TOKENS, PROMPT_OVERHEAD_TOKENS, WINDOW_TOKENS
 from evaluation import chunk_matches, text_pdf
 from vector_db import HashingEmbedder, OnnxEmbedder
 
@@ -62,13 +65,19 @@ def replay(retriever, case: dict) -> list[tuple[str, tuple]]:
     return [(sub, tuple(retriever.retrieve(sub, K, "hybrid"))) for sub in decompose(analysis)]
 
 
-def measure(replayed: list[tuple[dict, list]], context_tokens: int, region_tokens: int) -> dict:
+def measure(replayed: list[tuple[dict, list]], context_tokens: int, region_tokens: int, answer_prompt: int = 0) -> dict:
+    """One row; `answer_prompt` > 0 replays a capped answer prompt as synthesize builds it for a local model (passages
+    cut to their windows, the whole prompt within answer_prompt tokens)."""
     used, left_out, page, figures = [], [], [], []
     for case, sub_hits in replayed:
         q = case["question"]
         subs = " ".join(s for s, _ in sub_hits)
-        budget = context_tokens - estimate_tokens(ANSWER_SYSTEM + q.question + subs) - PROMPT_OVERHEAD_TOKENS
-        blocks = build_context(sub_hits, budget, region_tokens=region_tokens)
+        overhead = estimate_tokens(ANSWER_SYSTEM + q.question + subs)
+        budget, window = context_tokens - overhead - PROMPT_OVERHEAD_TOKENS, 0
+        if answer_prompt:
+            hint = estimate_tokens(ANSWER_HINTS.get(analyze_question(q.question).question_type, ""))
+            budget, window = min(budget, answer_prompt - overhead - hint - FRAMING_TOKENS), WINDOW_TOKENS
+        blocks = build_context(sub_hits, budget, region_tokens=region_tokens, window_tokens=window)
         text = render_context(blocks)
         used.append(estimate_tokens(text))
         hits = {h.chunk.id: h.chunk.text for _, found in sub_hits for h in found}
@@ -77,7 +86,7 @@ def measure(replayed: list[tuple[dict, list]], context_tokens: int, region_token
         if case["figures"]:
             figures.append(len(case["figures"] & numbers(text)) / len(case["figures"]))
     n = len(replayed)
-    return {"context_tokens": context_tokens, "region_tokens": region_tokens,
+    return {"context_tokens": context_tokens, "region_tokens": region_tokens, "answer_prompt_tokens": answer_prompt,
             "tokens_mean": round(sum(used) / n), "passages_left_out_mean": round(sum(left_out) / n, 2),
             "gold_page_in_context": round(sum(page) / n, 3),
             "evidence_figures_in_context": round(sum(figures) / max(1, len(figures)), 3)}
@@ -122,12 +131,15 @@ def run(retriever, bench: Path, context_tokens: tuple[int, ...], region_tokens: 
     for name in ("dev", "subset"):
         replayed = [(case, replay(retriever, case)) for case in cases(name, bench)]
         rows = [measure(replayed, c, r) for c in context_tokens for r in region_tokens]
+        rows += [measure(replayed, LOCAL_BUDGETS.context_tokens, LOCAL_BUDGETS.region_tokens, cap)
+                 for cap in (LOCAL_BUDGETS.answer_prompt_tokens, 2 * LOCAL_BUDGETS.answer_prompt_tokens)]
         out[name] = rows
         print(f"\n== {name}: {len(replayed)} questions ==")
         for row in rows:
+            cap = f"  answer prompt {row['answer_prompt_tokens']} (windows)" if row["answer_prompt_tokens"] else ""
             print(f"  context {row['context_tokens']:>6}  region {row['region_tokens']:>5}  tokens {row['tokens_mean']:>6}"
                   f"  left out {row['passages_left_out_mean']:>5}  gold page {row['gold_page_in_context']:.3f}"
-                  f"  evidence figures {row['evidence_figures_in_context']:.3f}")
+                  f"  evidence figures {row['evidence_figures_in_context']:.3f}{cap}")
     return out
 
 

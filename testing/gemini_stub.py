@@ -296,7 +296,7 @@ def plan_for(question: str) -> dict:
 def answer_from_passages(prompt: str) -> str:
     """The first sentence of the first passage (of passage i for part i when the prompt lists parts), cited as
     the passage headers are written: [P1] after the labels became P-numbers, [1] before."""
-    passages = re.findall(r"^\[(P?\d+)\] [^\n]*\n([^\n]+)", prompt, re.MULTILINE)
+    passages = re.findall(r"^\[(P?\d+)\] [^\n]*\n(?:…\n)?([^\n]+)", prompt, re.MULTILINE)  # not a window's gap
     if not passages:
         return "[[NOT FOUND]] I could not find this in the documents."
     parts = re.findall(r"^- (.+)$", prompt.split("Cover each part:", 1)[1], re.MULTILINE) \

@@ -7,11 +7,12 @@ from collections import Counter
 from dataclasses import replace
 
 from agentic_rag.brains.prompts import LANGUAGES
+from agentic_rag.language.question_rules import plan_question
 from agentic_rag.language.text import language_of
 from agentic_rag.scope import scope_of
 from agentic_rag.state import AgentState, Run
-from agentic_rag.steps.run import StepOut, mode_update, think, traced
-from agentic_rag.types import MODEL_MODES
+from agentic_rag.steps.run import StepOut, Thought, mode_update, think, traced
+from agentic_rag.types import MODEL_MODES, BrainReply, Plan
 
 _SCOPE_SAID = {"document": "a whole document", "section": "a section of a document",
               "list": "every item of a kind in a document", "library": "every document"}
@@ -25,8 +26,13 @@ def analyze(state: AgentState, run: Run) -> dict:
 
     def body() -> StepOut:
         documents = documents_language(run.retriever)
-        t = think("analyze", state, run, lambda brain, dl: brain.plan(question, history, deadline=dl,
-                                                                      documents_language=documents))
+        ruled = _rules_plan(question, history, documents) if (
+            run.budgets.plan_call == "when-needed" and state.get("mode") in MODEL_MODES) else None
+        if ruled is not None:  # zero calls: the model's first words are the answer's
+            t = Thought(BrainReply(ruled), "rules")
+        else:
+            t = think("analyze", state, run, lambda brain, dl: brain.plan(question, history, deadline=dl,
+                                                                          documents_language=documents))
         plan = t.reply.value
         a = replace(plan.analysis, scope=scope_of(plan.analysis.standalone, plan.analysis.question_type))
         about = f", about {_SCOPE_SAID[a.scope]}" if a.scope != "passage" else ""
@@ -34,6 +40,9 @@ def analyze(state: AgentState, run: Run) -> dict:
                    f"language: {a.language}" + (f"; follow-up read as: {a.standalone}" if a.follow_up else ""))
         if t.mode in MODEL_MODES:
             summary += " (one call shared with decompose)"
+        elif ruled is not None:
+            summary += (" (rules: a simple standalone question, planned without a model call so the answer's first"
+                        " words come sooner)")
         elif t.mode == "rules":
             summary += " (rules: the model's plan was unusable)"
         if plan.search_queries:
@@ -54,6 +63,22 @@ def analyze(state: AgentState, run: Run) -> dict:
                        t.input_tokens, t.output_tokens, warnings, t.mode)
 
     return traced("analyze", run, received, body)
+
+
+def _rules_plan(question: str, history, documents: str) -> Plan | None:
+    """The rules' plan when it serves as well as a model's would: one simple question (a fact, a figure or a
+    list, asked once), not a follow-up the rules had to rewrite, about passages rather than a whole document,
+    asked in English about documents in English (the rules read English questions only, and a model's plan
+    would search documents in another language in their words). Else None: ask the model."""
+    plan = plan_question(question, history)
+    a = plan.analysis
+    if a.complexity != "simple" or len(plan.sub_questions) != 1 or a.follow_up:
+        return None
+    if scope_of(a.standalone, a.question_type) != "passage":
+        return None
+    if a.language != "en" or language_of(question, least=2) not in ("", "en") or documents not in ("", "en"):
+        return None
+    return plan
 
 
 SAMPLE_DOCUMENTS, SAMPLE_CHUNKS = 8, 2  # the documents read, and the first chunks of each, to tell their language

@@ -3,7 +3,7 @@ round; a later round rewrites it with what the check found (new passages, claims
 
 from __future__ import annotations
 
-from agentic_rag.brains.prompts import ANSWER_SYSTEM
+from agentic_rag.brains.prompts import ANSWER_HINTS, ANSWER_SYSTEM
 from agentic_rag.checks.citations import DisplayStream, cited_ids
 from agentic_rag.context import build_context, merge_blocks, render_coverage
 from agentic_rag.language.text import estimate_tokens
@@ -12,6 +12,8 @@ from agentic_rag.steps.run import StepOut, Thought, mode_update, think, traced
 from agentic_rag.types import MODEL_MODES, NOT_FOUND, BrainReply, Draft
 
 PROMPT_OVERHEAD_TOKENS = 300  # instructions and headers around the passages, on top of what is measured
+FRAMING_TOKENS = 40  # under a capped answer prompt: the lines around the passages ("Passages:", "Question:")
+WINDOW_TOKENS = 100  # under a capped answer prompt: a passage's sentences that bear on the question, at most
 TRUNCATED_NOTE = "\n\n*(The answer was cut short at the model's output limit.)*"
 
 
@@ -33,9 +35,12 @@ def synthesize(state: AgentState, run: Run) -> dict:
         if reading:  # a scoped reading was measured to fit (agentic_rag.scope): its passages as read, in order
             blocks = build_context(state.get("sub_hits", ()), reading["per_call"] * reading["groups"], previous, 0)
         else:
-            blocks = build_context(state.get("sub_hits", ()),
-                                   run.budgets.context_tokens - overhead - PROMPT_OVERHEAD_TOKENS, previous,
-                                   _region_tokens(state, run))
+            budget, window = run.budgets.context_tokens - overhead - PROMPT_OVERHEAD_TOKENS, 0
+            capped = run.budgets.answer_prompt_tokens
+            if capped and state.get("mode") in MODEL_MODES:
+                hint = estimate_tokens(ANSWER_HINTS.get(analysis.question_type, ""))
+                budget, window = min(budget, capped - overhead - hint - FRAMING_TOKENS), WINDOW_TOKENS
+            blocks = build_context(state.get("sub_hits", ()), budget, previous, _region_tokens(state, run), window)
         every = merge_blocks(previous, blocks)
         parts = _parts(blocks, reading["per_call"]) if reading and state.get("mode") in MODEL_MODES else [blocks]
         # A revision is not streamed: the reader keeps the first answer until the checked one replaces it.

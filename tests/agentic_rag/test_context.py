@@ -4,7 +4,7 @@ into its page region, and the per-document check."""
 from __future__ import annotations
 
 from advanced_retrieval import Hit
-from agentic_rag.context import build_context, check_document, mentions, page_region
+from agentic_rag.context import GAP, build_context, check_document, mentions, page_region, window
 from agentic_rag.language.text import estimate_tokens
 from tests.helpers.agent import _hit, make_chunk
 from tests.helpers.page_region import FAR, HEADER, MORE, ROWS, chunk
@@ -80,3 +80,36 @@ def test_without_regions_a_pages_other_chunks_follow_its_hit_as_passages():
     assert [b.chunk.id for b in blocks] == [ROWS.id, HEADER.id, MORE.id, other.chunk.id]  # at most two mates
     assert blocks[1].hit.vector_score is None  # not measured for a chunk that rode along
     assert all(b.chunk.text in (ROWS.text, HEADER.text, MORE.text, other.chunk.text) for b in blocks)
+
+
+FILLER = "The committee reviewed the supplier schedule and the office training plan in detail."
+WINDOWED = " ".join([FILLER] * 6 + ["Northwind revenue in 2023 was 12.4 million euros, up 8 percent."]
+                    + [FILLER] * 8)
+
+
+def test_a_window_keeps_what_bears_on_the_question_with_its_neighbours_and_marks_the_gaps():
+    cut = window(WINDOWED, ["What was Northwind's revenue in 2023?"], 70)
+    assert estimate_tokens(cut) <= 70 and "12.4 million euros" in cut
+    lines = cut.split("\n")
+    assert lines[0] == GAP and lines[-1] == GAP and lines.count(FILLER) == 2  # one sentence each side
+    assert window("Short text.", ["revenue"], 60) == "Short text."  # whole when it fits
+    unrelated = window(WINDOWED, ["Which pilot sites were chosen?"], 40)  # nothing shared: its opening
+    assert unrelated.startswith(FILLER[:40]) and "12.4" not in unrelated
+
+
+def test_a_window_of_a_table_keeps_its_header_row_and_the_asked_rows():
+    rows = [f"| Region {i} | {100 + i} | {200 + i} |" for i in range(40)]
+    table = "| Region | 2022 | 2023 |\n" + "\n".join(rows[:25] + ["| Lisbon | 310 | 355 |"] + rows[25:])
+    cut = window(table, ["What was Lisbon's budget in 2023?"], 60)
+    assert cut.startswith("| Region | 2022 | 2023 |\n") and "| Lisbon | 310 | 355 |" in cut
+    assert "| Region 0 |" not in cut and GAP in cut
+
+
+def test_windows_fit_more_found_passages_into_a_small_prompt():
+    hits = tuple(_hit(make_chunk(f"d{i}", f"f{i}.txt", WINDOWED.replace("Northwind", f"Firm{i}"), lines=(1, 9)), i)
+                 for i in range(1, 6))
+    whole = build_context([("What was the revenue in 2023?", hits)], 400)
+    cut = build_context([("What was the revenue in 2023?", hits)], 400, window_tokens=80)
+    assert len(whole) < 5 and len(cut) == 5
+    assert all("revenue in 2023 was 12.4 million" in b.chunk.text for b in cut)
+    assert sum(estimate_tokens(b.chunk.text) for b in cut) <= 400

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import socket
+from dataclasses import replace
 
 import pytest
 
@@ -28,7 +29,9 @@ from agentic_rag import (
 )
 from agentic_rag.brains.local import MAX_OUTPUT_TOKENS
 from agentic_rag.brains.transport import BACKOFF_BASE_SECONDS, CONTINUE_NOTE, MAX_BACKOFF_SECONDS, ModelListError
+from agentic_rag.language.text import estimate_tokens
 from testing.openai_stub import STUB_MODELS, OpenAIReply, OpenAIStub, local_responder
+from tests.helpers.agent import FakeRetriever, make_chunk
 from tests.helpers.local_model import KEY, MODEL, MODEL_MODE, QUESTION
 
 ANSWERING = "You answer questions using ONLY"
@@ -47,11 +50,16 @@ def stub():
         yield server
 
 
+# The plan call's wiring and failures are under test here, so every question gets one; the budgets as shipped
+# (no plan call for a simple standalone question, a short answer prompt) are tested at the end.
+PLANNED = replace(LOCAL_BUDGETS, plan_call="always")
+
+
 def agent_for(base_url: str, corpus, *, model=MODEL, timeout=5.0, budgets=None, max_retries=3, sleeps=None,
               structured=True):
     brain = make_local_brain(base_url, model, api_key=KEY, timeout=timeout, max_retries=max_retries,
                              structured=structured, sleep=sleeps if sleeps is not None else Sleeps())
-    return build_agent(brain, corpus, budgets=budgets or LOCAL_BUDGETS)
+    return build_agent(brain, corpus, budgets=budgets or PLANNED)
 
 
 def on_answer(*replies):
@@ -408,3 +416,22 @@ def _in(seconds: float) -> float:
     import time
 
     return time.monotonic() + seconds
+
+
+def test_as_shipped_a_simple_question_reaches_the_answer_call_first_in_a_short_prompt(stub, fake_embedder):
+    """LOCAL_BUDGETS: no plan call for a simple standalone question, and an answer prompt of at most
+    answer_prompt_tokens whose passages are cut to the sentences that bear on it, the figure's kept."""
+    filler = " ".join(f"The board reviewed item {i} of the supplier schedule and the training plan." for i in range(40))
+    said = {1: "Acme revenue in 2023 was $5.2 million."}  # the others: another year's plan, found by its "2023"
+    chunks = [make_chunk(f"d{i}", f"report_{i}.pdf", f"{filler} {said.get(i, 'The 2023 plan was approved.')} {filler}",
+                         page=i) for i in range(1, 7)]
+    tokens = []
+    stub.push(OpenAIReply(text="Acme's revenue in 2023 was $5.2 million [P1]."))  # the first call is the answer
+    result = agent_for(stub.base_url, FakeRetriever(chunks, fake_embedder), budgets=LOCAL_BUDGETS).ask(
+        QUESTION, on_token=tokens.append)
+    answer, verify = stub.requests  # no plan call
+    assert ANSWERING in answer.system and answer.stream and tokens
+    assert estimate_tokens(answer.system + answer.prompt) <= LOCAL_BUDGETS.answer_prompt_tokens
+    assert "Acme revenue in 2023 was $5.2 million." in answer.prompt and answer.prompt.count("[P") >= 4
+    assert result.mode == MODEL_MODE and result.answer == "Acme's revenue in 2023 was $5.2 million [1]."
+    assert result.trace[0]["mode"] == "rules" and result.claims[0].verdict == "supported"
