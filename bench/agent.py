@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -205,15 +206,19 @@ def failure_case(stub: GeminiStub, kb, reply: StubReply, *, timeout: float, labe
             "warning": result.warnings[0] if result.warnings else ""}
 
 
-def local_rows(kb, questions: list[tuple[str, str]], speed: tuple[float, float]) -> list[dict]:
+SHORT_PROMPT = replace(LOCAL_BUDGETS, answer_prompt_tokens=900)  # the option: ~4.5 s of reading, less evidence
+
+
+def local_rows(kb, questions: list[tuple[str, str]], speed: tuple[float, float], budgets: Budgets = LOCAL_BUDGETS,
+               label: str = "local") -> list[dict]:
     """Calls, tokens and seconds per question through a local model writing and reading at `speed` tokens/s."""
     with OpenAIStub(tokens_per_second=speed[0], prompt_tokens_per_second=speed[1]) as stub:
-        agent = build_agent(make_local_brain(stub.base_url, STUB_MODELS[0]), kb.retriever, budgets=LOCAL_BUDGETS)
+        agent = build_agent(make_local_brain(stub.base_url, STUB_MODELS[0]), kb.retriever, budgets=budgets)
         rows = []
         for question, kind in questions:
             local = measure(stub, ask_ours(agent, question))
             rows.append({"question": question, "kind": kind, "local": local})
-            print(f"{kind:7} local {local['llm_calls']} calls {local['input_tokens']:5} tok in "
+            print(f"{kind:7} {label} {local['llm_calls']} calls {local['input_tokens']:5} tok in "
                   f"{local['output_tokens']:4} out first {local['first_token_s']:.2f}s total {local['total_s']:.2f}s "
                   f"({local['mode']}) | {question}", flush=True)
     return rows
@@ -332,12 +337,17 @@ def main() -> None:
         for f in recovered:
             print(f"recovered: {f['case']}: {f['mode']} answer after {f['seconds']} s", flush=True)
         local = local_rows(kb, questions, speed)
+        short = local_rows(kb, [q for q in questions if q[1] == "simple"], speed, SHORT_PROMPT, "local, 900-token prompt")
         papers = offline_papers(Path(tmp)) if size == "full" and PAPERS.is_dir() else None
         if papers:
             print(f"offline on the papers: {papers}", flush=True)
     ours, reference = summarise(rows, "ours"), summarise(rows, "reference")
     local_model = {**summarise(local, "local"), "tokens_per_s": speed[0], "prompt_tokens_per_s": speed[1],
-                   "output_tokens_mean": round(statistics.mean(r["local"]["output_tokens"] for r in local))}
+                   "output_tokens_mean": round(statistics.mean(r["local"]["output_tokens"] for r in local)),
+                   "first_token_s_simple_mean": round(statistics.mean(
+                       r["local"]["first_token_s"] for r in local if r["kind"] == "simple"), 3),
+                   "short_prompt_first_token_s_simple_mean": round(statistics.mean(
+                       r["local"]["first_token_s"] for r in short), 3)}
     checks = {"simple_calls_le_3": ours["calls_simple_max"] <= 3, "complex_calls_le_5": ours["calls_complex_max"] <= 5,
               "simple_input_tokens_le_6000": ours["input_tokens_simple_max"] <= 6000,
               "failures_answered_offline_within_20s": all(f["mode"] == "offline" and f["seconds"] <= 20

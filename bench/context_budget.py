@@ -13,8 +13,8 @@ text is not whole in the context; region 0 is the offline layout, a page's other
 questions whose gold page reaches the context, and the share of the gold evidence's figures (FinanceBench's
 evidence text, numbers of 3+ digits or with decimals) found in the context: whether the rows and their headers
 came along, not only the page. Two more rows per set replay a local model's capped answer prompt
-(LOCAL_BUDGETS.answer_prompt_tokens and twice that: passages cut to their windows) beside its old whole-passage
-context (context 3000, region 700). --smoke runs the same replay on generated filings in FinanceBench's layout
+(Budgets.answer_prompt_tokens at ANSWER_PROMPTS: passages cut to their windows) beside the whole passages
+LOCAL_BUDGETS gives it (context 3000, region 700). --smoke runs the same replay on generated filings in FinanceBench's layout
 (questions.jsonl with evidence, pdfs/) over fewer budgets. The last line printed is one JSON object.
 """
 
@@ -43,6 +43,7 @@ CONTEXT_TOKENS = (3000, 4500, 6000, 9000, 12000)
 REGION_TOKENS = (0, 400, 700, 1000)
 SMOKE_CONTEXT_TOKENS, SMOKE_REGION_TOKENS = (1200, 3000), (0, 700)  # 1200: the budget binds
 K = 8
+ANSWER_PROMPTS = (900, 1800)  # a local model's capped answer prompt (Budgets.answer_prompt_tokens): ~4.5 s, ~9 s read
 _FIGURE = re.compile(r"^\d{3,}$|\.\d")
 
 
@@ -132,7 +133,7 @@ def run(retriever, bench: Path, context_tokens: tuple[int, ...], region_tokens: 
         replayed = [(case, replay(retriever, case)) for case in cases(name, bench)]
         rows = [measure(replayed, c, r) for c in context_tokens for r in region_tokens]
         rows += [measure(replayed, LOCAL_BUDGETS.context_tokens, LOCAL_BUDGETS.region_tokens, cap)
-                 for cap in (LOCAL_BUDGETS.answer_prompt_tokens, 2 * LOCAL_BUDGETS.answer_prompt_tokens)]
+                 for cap in ANSWER_PROMPTS]
         out[name] = rows
         print(f"\n== {name}: {len(replayed)} questions ==")
         for row in rows:

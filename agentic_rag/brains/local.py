@@ -44,12 +44,12 @@ MAX_OUTPUT_TOKENS = {"plan": 768, "tables": 512, "answer": 2048, "combine": 2048
 TEMPERATURE = 0.2  # small models copy figures and citations more faithfully when they sample less
 DEFAULT_TIMEOUT_SECONDS = 120.0  # per request, to the first byte and between streamed pieces (prompt reading on a CPU)
 # Per question: 5 minutes in all, up to 3 minutes for one step's retries; a context most 4k-8k models hold
-# beside their answer (Ollama truncates a longer prompt silently); one revision round at most. First words
-# within about 5 s on a laptop CPU (20 tokens/s written, 200 read; bench/agent.py): no plan call for a simple
-# standalone question (its JSON was written before the answer began) and an answer prompt of at most 900
-# tokens, its passages cut to the sentences that bear on the question (4.5 s of reading).
+# beside their answer (Ollama truncates a longer prompt silently); one revision round at most; no plan call for a
+# simple standalone question (its JSON, written at a CPU's 20 tokens/s, came before the first words). Whole
+# passages: answer_prompt_tokens=900 would bring the first words within ~4.5 s of reading at 200 tokens/s, but
+# cut the evidence figures reaching the model by half on filings (bench/context_budget.py), so it is an option.
 LOCAL_BUDGETS = Budgets(llm_calls=6, seconds=300.0, context_tokens=3000, max_loops=1, retry_seconds=180.0,
-                        plan_call="when-needed", answer_prompt_tokens=900)
+                        plan_call="when-needed")
 PLACEHOLDER_KEY = "local"  # the OpenAI client wants some key; Ollama and llama-server ignore it
 
 

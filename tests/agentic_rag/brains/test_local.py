@@ -51,7 +51,7 @@ def stub():
 
 
 # The plan call's wiring and failures are under test here, so every question gets one; the budgets as shipped
-# (no plan call for a simple standalone question, a short answer prompt) are tested at the end.
+# (no plan call for a simple standalone question) and a capped answer prompt are tested at the end.
 PLANNED = replace(LOCAL_BUDGETS, plan_call="always")
 
 
@@ -418,20 +418,28 @@ def _in(seconds: float) -> float:
     return time.monotonic() + seconds
 
 
-def test_as_shipped_a_simple_question_reaches_the_answer_call_first_in_a_short_prompt(stub, fake_embedder):
-    """LOCAL_BUDGETS: no plan call for a simple standalone question, and an answer prompt of at most
-    answer_prompt_tokens whose passages are cut to the sentences that bear on it, the figure's kept."""
+def test_as_shipped_a_simple_question_reaches_the_answer_call_first(stub, corpus):
+    result = agent_for(stub.base_url, corpus, budgets=LOCAL_BUDGETS).ask(QUESTION)
+    answer, verify = stub.requests  # no plan call
+    assert ANSWERING in answer.system and "[P1] acme_report.pdf, p. 3\nRevenue in 2023 was $5.2 million." in answer.prompt
+    assert result.mode == MODEL_MODE and result.trace[0]["mode"] == "rules" and result.trace[0]["llm_calls"] == 0
+
+
+def test_a_capped_answer_prompt_cuts_passages_to_what_bears_on_the_question(stub, fake_embedder):
+    """Budgets.answer_prompt_tokens: an answer prompt of at most that many tokens whose passages are cut to the
+    sentences that bear on the question, the figure's kept."""
+    budgets = replace(LOCAL_BUDGETS, answer_prompt_tokens=900)
     filler = " ".join(f"The board reviewed item {i} of the supplier schedule and the training plan." for i in range(40))
     said = {1: "Acme revenue in 2023 was $5.2 million."}  # the others: another year's plan, found by its "2023"
     chunks = [make_chunk(f"d{i}", f"report_{i}.pdf", f"{filler} {said.get(i, 'The 2023 plan was approved.')} {filler}",
                          page=i) for i in range(1, 7)]
     tokens = []
     stub.push(OpenAIReply(text="Acme's revenue in 2023 was $5.2 million [P1]."))  # the first call is the answer
-    result = agent_for(stub.base_url, FakeRetriever(chunks, fake_embedder), budgets=LOCAL_BUDGETS).ask(
+    result = agent_for(stub.base_url, FakeRetriever(chunks, fake_embedder), budgets=budgets).ask(
         QUESTION, on_token=tokens.append)
     answer, verify = stub.requests  # no plan call
     assert ANSWERING in answer.system and answer.stream and tokens
-    assert estimate_tokens(answer.system + answer.prompt) <= LOCAL_BUDGETS.answer_prompt_tokens
+    assert estimate_tokens(answer.system + answer.prompt) <= budgets.answer_prompt_tokens
     assert "Acme revenue in 2023 was $5.2 million." in answer.prompt and answer.prompt.count("[P") >= 4
     assert result.mode == MODEL_MODE and result.answer == "Acme's revenue in 2023 was $5.2 million [1]."
     assert result.trace[0]["mode"] == "rules" and result.claims[0].verdict == "supported"
