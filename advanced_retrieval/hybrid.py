@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -128,6 +129,10 @@ class HybridRetriever:
         plan = self.plan(query, strategy)
         if k <= 0 or not (query or "").strip():
             return []
+        with _pinned(self._store):  # the store's generation read once for the whole retrieval
+            return self._retrieve(plan, query, k, filters)
+
+    def _retrieve(self, plan: QueryPlan, query: str, k: int, filters: Filters | None) -> list[Hit]:
         index = self._bm25.current(self._store)
         found, chunks = self._candidates(plan, query, k, filters, index)
         cosine = {**found.cosine, **{c.id: s for c, s in found.vector}}
@@ -179,41 +184,53 @@ class HybridRetriever:
         """Both retrievers' candidates, and the chunks known so far.
 
         In hybrid, BM25's first k chunks are fetched from the store on a worker thread while the query is
-        embedded and the vector search runs (measured: 2-4 ms less per query at 10k and 100k chunks). Without
+        embedded (on another) and the vector search runs (measured: 2-4 ms less per query at 10k and 100k chunks). Without
         quoted phrases a BM25-only chunk can only reach the fused top k from there, as RRF keeps BM25's order
         among them; anything else still missing is fetched afterwards.
         """
+        # The query is embedded on a worker thread (onnxruntime leaves the GIL) while the keyword searches, the
+        # named documents and the headed pages are worked out here: only the vector searches wait for it.
+        embedding = (self._worker().submit(self._embedder.embed_query, query)
+                     if plan.strategy in ("vector", "hybrid") else None)
         expansion = expansion_query(query) if self.expand else ""
         bm25 = (index.search(query, self.candidates, filters, expansion=expansion)
                 if plan.strategy in ("bm25", "hybrid") else [])
         prefetch = None
         if plan.strategy == "hybrid" and bm25:
             prefetch = self._worker().submit(self._store.get_chunks, [cid for cid, _ in bm25[:k]])
-        query_vector = self._embedder.embed_query(query) if plan.strategy in ("vector", "hybrid") else None
+        within = self._named.within(query, filters, index) if plan.strategy == "hybrid" and self.route else None
+        named_bm25 = self._named_bm25(plan, query, expansion, within, index)
+        headed = self._headed(plan, query, expansion, within, filters, index)
+        query_vector = embedding.result() if embedding is not None else None
         vector = self._store.query(query_vector, self.candidates, filters) if query_vector is not None else []
         chunks = {c.id: c for c, _ in vector}
         named_cosine: dict[str, float] = {}
-        within = self._named.within(query, filters, index) if plan.strategy == "hybrid" and self.route else None
-        extra = self._named_lists(plan, query, query_vector, expansion, within, index, named_cosine)
-        headed = self._headed(plan, query, expansion, within, filters, index)
+        extra = self._named_lists(query_vector, within, index, named_cosine, named_bm25)
         if prefetch is not None:
             for chunk in prefetch.result():
                 chunks.setdefault(chunk.id, chunk)
         return _Candidates(vector=vector, bm25=bm25, query_vector=query_vector, extra=extra, headed=headed,
                            cosine=named_cosine), chunks
 
-    def _named_lists(self, plan: QueryPlan, query: str, query_vector, expansion: str, within: Filters | None,
-                     index, cosine: dict[str, float]) -> tuple[tuple[list[str], float], ...]:
-        """Hybrid only: both searches again `within` the documents the query names (route). (Embedding the
-        expansion's words as a query of their own was tried: dev MRR@10 -0.036, 8 questions worse, 2 better.)
-        The cosines measured within the named documents are added to `cosine`."""
+    def _named_bm25(self, plan: QueryPlan, query: str, expansion: str, within: Filters | None,
+                    index) -> tuple[list[str], float] | None:
+        """Hybrid only: the keyword search again `within` the documents the query names (route), with its weight."""
         if within is None:  # only a hybrid query with route names documents
+            return None
+        return ([cid for cid, _ in index.search(query, self.candidates, within, expansion=expansion)],
+                NAMED_WEIGHT * plan.keyword_weight)
+
+    def _named_lists(self, query_vector, within: Filters | None, index, cosine: dict[str, float],
+                     named_bm25: tuple[list[str], float] | None) -> tuple[tuple[list[str], float], ...]:
+        """Hybrid only: both searches again `within` the documents the query names (route): the vector one
+        here, the keyword one from _named_bm25. (Embedding the expansion's words as a query of their own was
+        tried: dev MRR@10 -0.036, 8 questions worse, 2 better.) The cosines measured within the named documents
+        are added to `cosine`."""
+        if within is None or named_bm25 is None:
             return ()
         near = self._named.nearest(query_vector, within, index, self.candidates)
         cosine.update(near)
-        return (([cid for cid, _ in near], NAMED_WEIGHT),
-                ([cid for cid, _ in index.search(query, self.candidates, within, expansion=expansion)],
-                 NAMED_WEIGHT * plan.keyword_weight))
+        return (([cid for cid, _ in near], NAMED_WEIGHT), named_bm25)
 
     def _headed(self, plan: QueryPlan, query: str, expansion: str, within: Filters | None, filters: Filters | None,
                 index) -> list[str]:
@@ -245,7 +262,8 @@ class HybridRetriever:
     def _worker(self) -> ThreadPoolExecutor:
         with self._worker_lock:
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bm25-prefetch")
+                # a retrieval's query embedding and its BM25 prefetch, for two retrievals at once (sub-questions)
+                self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieval")
             return self._executor
 
     def _rank(self, plan: QueryPlan, found: _Candidates, chunks: dict[str, Chunk]) -> list[tuple[str, float]]:
@@ -285,3 +303,9 @@ class HybridRetriever:
         missing = [cid for cid in ids if cid not in chunks]
         if missing:
             chunks.update((c.id, c) for c in self._store.get_chunks(missing))
+
+
+def _pinned(store):
+    """store.pinned() (one generation read per retrieval) where the store has it; a no-op context otherwise."""
+    pinned = getattr(store, "pinned", None)
+    return pinned() if pinned is not None else nullcontext()

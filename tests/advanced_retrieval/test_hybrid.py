@@ -203,3 +203,40 @@ def test_the_first_headed_page_counts_as_much_as_every_other_search_together():
 
     for keyword_weight in (1.0, 2.0):
         assert fused(keyword_weight) == ["statement", prose.id, "other"]
+
+
+def test_a_named_documents_vectors_are_read_once_and_again_after_a_write(store, tmp_path, fake_embedder, monkeypatch):
+    text = "net cash provided by operating activities was 812 million in the year"
+    for name in ("ACME_2022_10K", "GLOBEX_2022_10K", "INITECH_2022_10K"):
+        store.add_document(doc([chunk(f"{text} ({i})", i + 1, i, doc_id=name) for i in range(3)], doc_id=name))
+    read: list[list[str]] = []
+    vectors = store.vectors
+    monkeypatch.setattr(store, "vectors", lambda ids: read.append(sorted(ids)) or vectors(ids))
+    routed = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    first = routed.retrieve("Globex net cash provided by operating activities", k=3, strategy="hybrid")
+    named_reads = len(read)
+    assert named_reads >= 1 and {h.chunk.doc_id for h in first} == {"GLOBEX_2022_10K"}
+    again = routed.retrieve("Globex operating cash flow", k=3, strategy="hybrid")
+    both = routed.retrieve("Globex and Initech net cash provided by operating activities", k=6, strategy="hybrid")
+    globex = {c.id for c in store.document_chunks("GLOBEX_2022_10K")}
+    later = [ids for ids in read[named_reads:] if set(ids) & globex]
+    assert later == [] and {h.chunk.doc_id for h in again} == {"GLOBEX_2022_10K"}  # Globex's vectors kept
+    assert {h.chunk.doc_id for h in both} == {"GLOBEX_2022_10K", "INITECH_2022_10K"}
+    store.delete_document("INITECH_2022_10K")  # a write: the kept vectors are read again at the new generation
+    read.clear()
+    assert {h.chunk.doc_id for h in routed.retrieve("Globex operating activities", k=3, strategy="hybrid")} == {
+        "GLOBEX_2022_10K"} and any(set(ids) & globex for ids in read)
+
+
+def test_a_retrieval_reads_the_stores_generation_once_and_the_next_one_sees_a_write(retriever, store, monkeypatch):
+    from vector_db import library
+
+    store.add_document(make_doc(CORPUS))
+    retriever.retrieve("revenue in fiscal 2022", k=4)
+    reads = []
+    real = library.read_generation
+    monkeypatch.setattr(library, "read_generation", lambda lib: reads.append(1) or real(lib))
+    retriever.retrieve("revenue in fiscal 2022", k=4, strategy="hybrid")
+    assert len(reads) <= 2  # the retrieval's own, and at most the BM25 prefetch's on its worker thread
+    store.delete_document(make_doc(CORPUS).doc_id)
+    assert retriever.retrieve("revenue in fiscal 2022", k=4) == []  # the next retrieval sees the delete
