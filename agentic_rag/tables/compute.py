@@ -214,23 +214,25 @@ def _passage(table: TableInfo, query: TableQuery | None, result: QueryResult, ce
 
 def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
     """The result in words: 'Total revenue, 2022: 17,606'; a change with its difference and percentage; a
-    top-N list; else the result table."""
+    top-N list; else the result table. Figures of a column with a unit keep it as the cells print it
+    ('Share: 37.7%', '$1,250'); a difference of two percentages is in percentage points."""
     rows, names = result.rows, result.columns
+    figure, points = _with_unit(query)
     if query is not None and query.op == "lookup" and rows:
-        return [f"{query.what}: {shown(rows[0][names.index('value')])}"]
+        return [f"{query.what}: {figure(rows[0][names.index('value')])}"]
     if query is not None and query.op == "change" and rows:
         row = dict(zip(names, rows[0], strict=True))
-        return [f"{query.what}: from {shown(row['from'])} to {shown(row['to'])}, a difference of "
-                f"{shown(row['difference'])} ({shown(row['percent_change'])}%)"]
+        return [f"{query.what}: from {figure(row['from'])} to {figure(row['to'])}, a difference of "
+                f"{points(row['difference'])} ({shown(row['percent_change'])}%)"]
     if query is not None and query.op == "cell" and rows:
         if len(rows) > 1:
             return ["Result:", f"{query.what}: more than one row holds these values; the first two:",
-                    *(shown(r[names.index("value")]) for r in rows)]
-        return [f"{query.what}: {shown(rows[0][names.index('value')])}"]
+                    *(figure(r[names.index("value")]) for r in rows)]
+        return [f"{query.what}: {figure(rows[0][names.index('value')])}"]
     if query is not None and query.op == "ratio" and rows:
         row = dict(zip(names, rows[0], strict=True))
         first, second = query.what.split(" to ", 1)
-        return [f"{first}: {shown(row['from'])}; {second}: {shown(row['to'])}; ratio {shown(row['from'])} / "
+        return [f"{first}: {figure(row['from'])}; {second}: {figure(row['to'])}; ratio {shown(row['from'])} / "
                 f"{shown(row['to'])} = {shown(row['ratio'])}"]
     if query is not None and query.op == "series" and rows:
         row = dict(zip(names, rows[0], strict=True))
@@ -238,25 +240,51 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         start, end = span[-1].split(" to ")
         many = (f" (averages over {shown(row['rows_from'])} and {shown(row['rows_to'])} rows)"
                 if (row["rows_from"] or 0) > 1 or (row["rows_to"] or 0) > 1 else "")
-        return [f"{span[0]}: {start}: {shown(row['from'])}; {end}: {shown(row['to'])}; a difference of "
-                f"{shown(row['difference'])} ({shown(row['percent_change'])}%); {shown(row['to'])} / "
+        return [f"{span[0]}: {start}: {figure(row['from'])}; {end}: {figure(row['to'])}; a difference of "
+                f"{points(row['difference'])} ({shown(row['percent_change'])}%); {shown(row['to'])} / "
                 f"{shown(row['from'])} = {shown(row['ratio'])} times{many}"]
     if query is not None and query.op == "rows" and rows:
-        return [f"{query.what.split(':')[0]}:", *(f"{shown(r[names.index('label')])}: {shown(r[names.index('value')])}"
+        return [f"{query.what.split(':')[0]}:", *(f"{shown(r[names.index('label')])}: {figure(r[names.index('value')])}"
                                                   for r in rows)]
     if query is not None and query.op.startswith("top") and rows:
         # One line, so that the answer's claim names both what was ranked and the row that came first.
         month = query.what.endswith("by month")
         ranked = [f"{_month(r[names.index('label')]) if month else _label(r[names.index('label')])} "
-                  f"({shown(r[names.index('value')])})" for r in rows[:MAX_SHOWN_ROWS]]
+                  f"({figure(r[names.index('value')])})" for r in rows[:MAX_SHOWN_ROWS]]
         return [f"{query.what}: {'; '.join(ranked)}"]
     if query is not None and rows and "value" in names:
         counted = f" (over {shown(rows[0][names.index('rows')])} rows)" if "rows" in names else ""
-        return [f"{query.what}: {shown(rows[0][names.index('value')])}{counted}"]
+        return [f"{query.what}: {figure(rows[0][names.index('value')])}{counted}"]
     if query is not None and query.op == "count" and rows:
         return [f"number of {query.what}: {shown(rows[0][0])}"]
     table = [" | ".join(names), *(" | ".join(shown(v) for v in r) for r in rows[:MAX_SHOWN_ROWS])]
     return ["Result:", *table] + ([f"(first {MAX_SHOWN_ROWS} rows shown)"] if len(rows) > MAX_SHOWN_ROWS else [])
+
+
+_PREFIXED = ("$", "€", "£")  # Column.unit values written before the number; the others ("%", "x") after it
+
+
+def _with_unit(query: TableQuery | None) -> tuple[Callable[[object], str], Callable[[object], str]]:
+    """(figure, difference) formatters for the value column `query` reads: its unit as the cells write it
+    ("37.7%", "$1,250", "2.5x"); a difference of percentages in percentage points. Plain shown() for a query
+    reading no column with a unit, or a count."""
+    column = query.table.columns[query.columns[-1]] if query is not None and query.columns else None
+    unit = column.unit if column is not None and query.op != "count" else ""
+    if not unit:
+        return shown, shown
+
+    def figure(value) -> str:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return shown(value)
+        text = shown(value)
+        if unit in _PREFIXED:
+            return f"-{unit}{text[1:]}" if text.startswith("-") else f"{unit}{text}"
+        return f"{text}{unit}"
+
+    def difference(value) -> str:
+        return f"{shown(value)} percentage points" if unit == "%" and isinstance(value, (int, float)) else figure(value)
+
+    return figure, difference
 
 
 def _label(value) -> str:

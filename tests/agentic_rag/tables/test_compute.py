@@ -108,3 +108,25 @@ def test_a_query_that_fails_is_one_line_in_the_trace_and_the_answer_falls_back(l
     assert retrieve["details"]["computed"]["note"].startswith("the query failed")
     assert "no calculation from the tables" in retrieve["summary"]
     assert "Traceback" not in result.answer and library.tables.tables()  # the tables are untouched
+
+
+def test_a_computed_figure_keeps_the_unit_its_cells_print(tmp_path, fake_embedder):
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Regions"
+    sheet.append(["Region", "Share", "Budget"])
+    for region, share, budget in (("North", 0.351, 410000), ("South", 0.377, 385000), ("East", 0.272, 120500)):
+        sheet.append([region, share, budget])
+        sheet.cell(sheet.max_row, 2).number_format = "0.0%"
+        sheet.cell(sheet.max_row, 3).number_format = '"$"#,##0'
+    path = tmp_path / "regions.xlsx"
+    book.save(path)
+    assert [r.status for r in kb.ingest_many([path])] == ["indexed"]
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    share = agent.ask("What is the share of the South region?")
+    assert "37.7%" in share.answer and all(c.verdict == "supported" for c in share.claims)
+    budget = agent.ask("What is the budget of the East region?")
+    assert "$120,500" in budget.answer
+    largest = agent.ask("Which region has the largest share?")
+    assert "South (37.7%)" in largest.answer
