@@ -5,6 +5,7 @@ which came only after the first batch was embedded) and as it is (the stage repo
 start).
 
     .venv/bin/python bench/estimates.py            # 3 real PDFs from ../shared/data, all-MiniLM-L6-v2 on ONNX Runtime
+    .venv/bin/python bench/estimates.py --batch    # 4 FinanceBench 10-Ks (600-1,760 passages, 18-55 s each)
     .venv/bin/python bench/estimates.py --smoke    # one generated text file, the hashing embedder (a smoke run)
 
 Printed per file and, last, as one JSON line: estimates given after 10%, the share within 30% of the truth, the
@@ -27,6 +28,8 @@ from common import DATA, REPO  # noqa: E402  (bench/ is on sys.path when run as 
 MODEL_CACHE = REPO / "test-artifacts" / "model-cache"
 FILES = (DATA / "papers" / "attention_is_all_you_need.pdf", DATA / "papers" / "bert_1810.04805.pdf",
          DATA / "bench" / "financebench_subset" / "pdfs" / "AMCOR_2023Q4_EARNINGS.pdf")
+BATCH = tuple(DATA / "bench" / "financebench_dev" / "pdfs" / f"{name}.pdf"
+              for name in ("AMD_2015_10K", "NIKE_2023_10K", "3M_2022_10K", "PEPSICO_2022_10K"))
 AFTER = 0.10  # estimates are judged once this share of the file is done
 WITHIN = 0.30
 
@@ -86,6 +89,7 @@ def run(files, embedder, root: Path) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--smoke", action="store_true", help="one generated text file, the hashing embedder")
+    parser.add_argument("--batch", action="store_true", help="four 10-K filings instead of the three PDFs")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-estimates-") as tmp:
         root = Path(tmp)
@@ -97,12 +101,13 @@ def main() -> None:
                                         f"number {i} in some detail." for i in range(300)))
             files, embedder = (path,), HashingEmbedder()
         else:
-            missing = [str(p) for p in FILES if not p.is_file()]
+            chosen = BATCH if args.batch else FILES
+            missing = [str(p) for p in chosen if not p.is_file()]
             if missing:
                 sys.exit(f"missing documents (../shared/data is needed): {', '.join(missing)}")
             from vector_db import OnnxEmbedder
 
-            files, embedder = FILES, OnnxEmbedder(MODEL_CACHE)
+            files, embedder = chosen, OnnxEmbedder(MODEL_CACHE)
         rows = run(files, embedder, root / "data")
     print(f"{'file':40} {'chunks':>6} {'secs':>6}  old: within30 median worst   new: within30 median worst")
     for r in rows:
@@ -110,7 +115,15 @@ def main() -> None:
         print(f"{r['file'][:40]:40} {r['chunks']:>6} {r['seconds']:>6}  "
               f"{o.get('within_30pct', '-'):>8} {o.get('median_error', '-'):>6} {o.get('worst_error', '-'):>5}   "
               f"{n.get('within_30pct', '-'):>8} {n.get('median_error', '-'):>6} {n.get('worst_error', '-'):>5}")
-    print(json.dumps({"bench": "estimates", "size": "smoke" if args.smoke else "full", "files": rows}))
+    pooled = {}
+    for which in ("old", "new"):
+        n = sum(r[which].get("estimates", 0) for r in rows)
+        within = sum(r[which].get("within_30pct", 0) * r[which].get("estimates", 0) for r in rows)
+        pooled[which] = {"estimates": n, "within_30pct": round(within / n, 3) if n else None}
+    print(f"all files: old within 30% {pooled['old']['within_30pct']} of {pooled['old']['estimates']}, "
+          f"new {pooled['new']['within_30pct']} of {pooled['new']['estimates']}")
+    print(json.dumps({"bench": "estimates", "size": "smoke" if args.smoke else ("batch" if args.batch else "full"),
+                      "files": rows, "pooled": pooled}))
 
 
 if __name__ == "__main__":

@@ -14,13 +14,22 @@ from collections.abc import Callable
 STAGE_SPAN = {"reading": (0.0, 0.15), "ocr": (0.0, 0.15), "chunking": (0.15, 0.25), "embedding": (0.25, 0.92),
               "indexing": (0.92, 1.0)}
 MIN_SECONDS_LEFT = 1.0  # below this an estimate says nothing useful ("about 0.0 s left"): None instead
+# Saving to the library after the last passage is embedded (the store's upsert, the keyword index, the tables):
+# 4.5-8 % of the embedding time on four 10-Ks (bench/estimates.py --batch), taken as a share of the whole
+# file's embedding; as a share of what was left (the old "+10 %") it vanished near the end, where estimates ran
+# 37-61 % short.
+SAVING_SHARE = 0.1
 
 
 class FileEstimate:
     """The fraction done and the seconds left of one file being indexed.
 
-    The time left comes from the embedding rate once chunks are being embedded (the long part), otherwise from
-    the overall fraction done so far; None while there is too little to go on or when under MIN_SECONDS_LEFT.
+    The time left comes from the embedding rate once passages are being embedded (the long part). While a file
+    is read and cut there is none: the share of the work those stages stand for differs by file (extrapolating
+    a fixed share said 54-71 % too little on 10-Ks), and so does the queue's bytes-per-second (a 3.4 MB filing
+    took 18 s, a 2.5 MB one 38 s; as a guess for the next file it was within 30 % for 59 % of the estimates
+    where the embedding rate alone was for 91 %: bench/estimates.py --batch). A scan's OCR goes page by page and
+    is extrapolated from the pages done. None too when under MIN_SECONDS_LEFT.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic):
@@ -46,11 +55,13 @@ class FileEstimate:
     def seconds_left(self) -> float | None:
         """Estimated seconds to finish this file, or None (see the class docstring)."""
         now = self.clock()
+        elapsed = now - self.started
         if self.stage == "embedding" and 0 < self.done < self.total:
             per_item = (now - self.stage_started) / self.done
-            left = per_item * (self.total - self.done) * 1.1  # +10 %: indexing follows embedding
+            left = per_item * (self.total - self.done) + SAVING_SHARE * per_item * self.total
+        elif self.stage in ("reading", "chunking"):
+            return None
         else:
-            elapsed = now - self.started
             if self.fraction < 0.05 or elapsed < 0.5 or self.fraction >= 1.0:
                 return None
             left = elapsed * (1 - self.fraction) / self.fraction

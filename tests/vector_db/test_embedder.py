@@ -60,6 +60,21 @@ def test_length_sorting_keeps_the_input_order(embedder):
     assert np.allclose(together, alone, atol=1e-5)
 
 
+def test_batches_run_shortest_and_longest_in_turn_so_the_rate_holds_through_a_file(embedder, monkeypatch):
+    from vector_db.embedder import alternating
+
+    assert alternating([1, 2, 3, 4, 5]) == [1, 5, 2, 4, 3] and alternating([]) == [] and alternating([7]) == [7]
+    texts = [" ".join(["word"] * n) for n in (40, 3, 25, 9, 60, 14, 33, 5)]  # batches of 2 after length sorting
+    widths = []
+    run = embedder._run
+    monkeypatch.setattr(embedder, "_run", lambda encodings: widths.append(max(len(e.ids) for e in encodings))
+                        or run(encodings))
+    monkeypatch.setattr(embedder, "batch_size", 2)
+    together = embedder.embed(texts)
+    assert widths == [7, 62, 16, 35]  # shortest pair, longest pair, ... (each width: its longer text + 2 markers)
+    assert np.allclose(together, np.stack([embedder.embed_query(t) for t in texts]), atol=1e-5)
+
+
 def test_similar_texts_are_closer(embedder):
     a, b, c = embedder.embed(["The cat sleeps on the sofa.", "A kitten naps on the couch.", "Interest rates rose."])
     assert a @ b > a @ c + 0.2
