@@ -308,15 +308,15 @@ class NamedDocuments:
         missing = [d for d in doc_ids if d not in parts]
         if missing:
             parts.update(self._read(missing, index))
-        allowed = set(index.chunk_ids_within(within)) if within.file_types is not None else None
-        ids = [cid for doc in doc_ids for cid in parts[doc][0] if allowed is None or cid in allowed]
-        rows = [m for doc in doc_ids for m in (parts[doc][1],) if len(m)]
-        if not ids:
+        held = [parts[doc] for doc in doc_ids if parts[doc][0]]
+        if not held:
             return [], np.zeros((0, 0), dtype=np.float32)
-        matrix = np.vstack(rows)
-        if allowed is not None:
-            every = [cid for doc in doc_ids for cid in parts[doc][0]]
-            matrix = matrix[[i for i, cid in enumerate(every) if cid in allowed]]
+        ids = [cid for chunk_ids, _ in held for cid in chunk_ids]
+        matrix = np.vstack([rows for _, rows in held])
+        if within.file_types is not None:  # a file-type filter besides the documents: their allowed chunks only
+            allowed = set(index.chunk_ids_within(within))
+            keep = [i for i, cid in enumerate(ids) if cid in allowed]
+            ids, matrix = [ids[i] for i in keep], matrix[keep]
         return ids, matrix
 
     def _read(self, doc_ids: Sequence[str], index) -> dict[str, tuple[list[str], np.ndarray]]:

@@ -222,6 +222,9 @@ def test_a_named_documents_vectors_are_read_once_and_again_after_a_write(store, 
     later = [ids for ids in read[named_reads:] if set(ids) & globex]
     assert later == [] and {h.chunk.doc_id for h in again} == {"GLOBEX_2022_10K"}  # Globex's vectors kept
     assert {h.chunk.doc_id for h in both} == {"GLOBEX_2022_10K", "INITECH_2022_10K"}
+    pdfs, docx = Filters(file_types=("pdf",)), Filters(file_types=("docx",))  # a file-type filter on the kept vectors
+    assert {h.chunk.doc_id for h in routed.retrieve("Globex operating cash flow", k=3, filters=pdfs)} == {"GLOBEX_2022_10K"}
+    assert routed.retrieve("Globex operating cash flow", k=3, filters=docx) == []
     store.delete_document("INITECH_2022_10K")  # a write: the kept vectors are read again at the new generation
     read.clear()
     assert {h.chunk.doc_id for h in routed.retrieve("Globex operating activities", k=3, strategy="hybrid")} == {
