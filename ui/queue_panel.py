@@ -74,37 +74,52 @@ def queue_panel(queue: Uploads) -> None:
         st.caption(summary)
     finished = [entry for entry in lines if entry[0].finished]
     pending = [entry for entry in lines if not entry[0].finished]
-    if pending:
-        st.html(CANCEL_LABELS_CSS)
+    if lines:
+        st.html(QUEUE_CSS)
     for item, state, line in pending:
         _pending_line(queue, item, state, line)
     shown, folded = qv.fold(finished, RECENT)
-    for _item, state, line in shown:
-        st.markdown(f"{STATUS_ICON.get(state, '')} {line}")
+    for item, state, line in shown:
+        _finished_line(item, state, line)
     if folded:
         with st.expander(f"Earlier uploads ({len(folded)})"):
-            for _item, state, line in folded:
-                st.markdown(f"{STATUS_ICON.get(state, '')} {line}")
+            for item, state, line in folded:
+                _finished_line(item, state, line)
     _follow_library(queue, items)  # last: the queue is on the page before the rest of it is redrawn
 
 
 CANCEL_KEY = "cancel_upload_"
-CANCEL_LABELS_CSS = """<style>
+ROW_KEY = "queue_row_"  # a row shown on one line (queue_view.one_line)
+# Cancel buttons are labelled for screen readers only, beside their icon; a one-line row is cut at the sidebar's
+# edge with "…" rather than wrapped (4 lines per file pushed the library off the screen).
+QUEUE_CSS = """<style>
 [class*="st-key-cancel_upload_"] button [data-testid="stMarkdownContainer"] {
   position: absolute !important; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap;
+}
+[class*="st-key-queue_row_"] [data-testid="stMarkdownContainer"] p {
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; margin-bottom: 0; font-size: 0.875rem;
 }
 </style>"""
 
 
+def _finished_line(item: QueueItem, state: str, line: str) -> None:
+    text = f"{STATUS_ICON.get(state, '')} {line}"
+    if qv.one_line(item, state):
+        st.container(key=f"{ROW_KEY}{item.entry_id}").markdown(text)
+    else:
+        st.markdown(text)
+
+
 def _pending_line(queue: Uploads, item: QueueItem, state: str, line: str) -> None:
-    text, button = st.columns([0.86, 0.14], vertical_alignment="center")  # the button is an icon: more for the line
+    row = st.container(key=f"{ROW_KEY}{item.entry_id}")
+    text, button = row.columns([0.88, 0.12], vertical_alignment="center")  # the button is an icon: more for the line
     if state == "indexing":
         text.progress(min(item.fraction, 1.0), text=line)
     else:
         text.markdown(f"{STATUS_ICON['queued']} {line}")
     if item.stage != "indexing":  # the last step (under a second) is let finish: see IngestQueue.cancel
         # The label names the file (a screen reader says "Cancel report.pdf", not one "Cancel" per row); it is
-        # shown to screen readers only, beside the icon (CANCEL_LABELS_CSS), so the row stays one line.
+        # shown to screen readers only, beside the icon (QUEUE_CSS), so the row stays one line.
         button.button(f"Cancel {item.name}", key=f"{CANCEL_KEY}{item.entry_id}", help=f"Cancel {item.name}",
                       icon=":material/close:", type="tertiary", on_click=_cancel,
                       args=(queue, item.entry_id, item.name))

@@ -25,31 +25,68 @@ def time_left(seconds: float | None) -> str:
     return "" if seconds is None else ui.time_left(seconds)
 
 
+ROW_CHARS = 40  # what one line of the sidebar's queue holds (at its width, SIDEBAR_PX in ui.page)
+ICON_CHARS = 3  # the room a waiting file's clock icon takes on that line
+
+
 def item_line(item: QueueItem, position: int = 0) -> tuple[str, str]:
     """(state, Markdown line) for one queue entry; `position` is its place among the files still waiting (1 = next).
 
-    A finished file reads as the library's result line (ui.helpers.result_line), so a bad file keeps its
-    one-line reason wherever it is shown.
+    A file still to do gets one short line (the sidebar shows it on one line, ROW_CHARS): its status first in
+    importance, its name shortened in the middle when both would not fit (the whole name is on its Cancel
+    button's tooltip and, once indexed, in the library). A finished file reads as the library's result line
+    (ui.helpers.result_line), so a bad file keeps its reason wherever it is shown.
     """
-    name = f"**{ui.md_text(item.name)}**"
     if item.state == "queued":
-        waiting = "next in the queue" if position <= 1 else f"queued ({_ordinal(position)} in line)"
+        waiting = "next in the queue" if position <= 1 else f"{_ordinal(position)} in line"
         left = item.seconds_left
-        done_in = f" · done in about {ui.format_seconds(left)}" if left is not None and left >= 1 else ""
-        return item.state, f"{name} — {waiting}{done_in}"
+        done_in = f" · done in {_short_time(left)}" if left is not None and left >= 1 else ""
+        return item.state, _row(item.name, waiting + done_in, ICON_CHARS)
     if item.state == "indexing":
         stage = STAGE_WORDS.get(item.stage, item.stage or "starting")
         if item.stage == "embedding" and item.total:
-            stage += f" {item.done}/{item.total} passages"
+            stage += f" {item.done}/{item.total}"
         elif item.stage == "ocr" and item.total:
             stage += f" page {item.done}/{item.total}"
-        left = time_left(item.seconds_left)
-        return item.state, f"{name} — {stage}" + (f" · {left}" if left else "")
+        left = item.seconds_left
+        return item.state, _row(item.name, stage + ("" if left is None else " · almost done" if left < 1
+                                                      else f" · {_short_time(left)} left"))
     if item.state == "cancelled" or item.result is None:
         reason = item.reason or "no reason given"
         said = reason if reason.startswith(item.state) else f"{item.state}: {reason}"  # not "cancelled: cancelled"
-        return item.state, f"{name} — {ui.md_text(said)}"
+        return item.state, f"**{ui.md_text(item.name)}** — {ui.md_text(said)}"
     return ui.result_line(item.result)
+
+
+def _short_time(seconds: float) -> str:
+    """A row's estimate: '12 s', then whole minutes ('3 min'): a queue row has no room for '3 min 05 s'."""
+    return f"{seconds:.0f} s" if seconds < 59.5 else f"{round(seconds / 60)} min"
+
+
+def _row(name: str, status: str, icon: int = 0) -> str:
+    """'**name** — status' in ROW_CHARS characters (less `icon`, the room the row's icon takes) where it can be:
+    the name gives way, never the status."""
+    room = max(ROW_CHARS - icon - len(status) - 3, 10)
+    return f"**{ui.md_text(short_name(name, room))}** — {status}"
+
+
+def short_name(name: str, limit: int) -> str:
+    """`name` cut in the middle to `limit` characters, its end and extension kept ('FinanceBench…10K.pdf')."""
+    if len(name) <= limit:
+        return name
+    stem, dot, ext = name.rpartition(".")
+    base, tail = (stem, dot + ext) if stem and len(ext) <= 5 else (name, "")
+    keep = max(limit - 1 - len(tail), 2)
+    end = keep // 3
+    return f"{base[:keep - end]}…{base[len(base) - end:] if end else ''}{tail}"
+
+
+def one_line(item: QueueItem, state: str) -> bool:
+    """Whether a row is shown on one line (cut short at the sidebar's edge if it must): every file still to do,
+    and finished ones with nothing to warn about; a failure or a warning keeps its whole reason in sight."""
+    if not item.finished:
+        return True
+    return state not in ("failed",) and not (item.result is not None and item.result.warnings)
 
 
 def queue_lines(items: Sequence[QueueItem]) -> list[tuple[QueueItem, str, str]]:

@@ -156,18 +156,31 @@ def test_a_question_asked_during_indexing_is_answered_and_indexing_goes_on(chrom
     assert "Traceback" not in log.read_text()
 
 
+ROWS_JS = """() => [...document.querySelectorAll('[class*="st-key-queue_row_"] [data-testid="stMarkdownContainer"] p')]
+  .filter(p => !p.closest('button')).map(p => {
+    const style = getComputedStyle(p), line = parseFloat(style.lineHeight) || 1.6 * parseFloat(style.fontSize);
+    return {text: p.innerText, lines: Math.round(p.getBoundingClientRect().height / line),
+            cut: p.scrollWidth > p.clientWidth + 1};
+  })"""
+
+
 def test_a_second_tab_sees_the_queue(chromium, tmp_path):
     data, log = tmp_path / "data", tmp_path / "server.log"
     data.mkdir()
+    later = "delta-quarterly-operations-review-2024-final"  # a long name: the row stays one line
     with streamlit_app(server_env(data), log) as url:
         first, second = open_page(chromium, url), open_page(chromium, url)
-        upload(first, files(tmp_path, gamma=long_text("gamma"), delta=long_text("delta")))
+        upload(first, files(tmp_path, gamma=long_text("gamma"), **{later: long_text("delta")}))
         embedding(second, "gamma.txt")  # the other tab never touched the uploader
-        second.get_by_test_id("stSidebar").get_by_text(re.compile(r"delta\.txt — next in the queue")).wait_for(
-            timeout=STEP_MS)
-        assert second.get_by_test_id("stSidebar").get_by_role("button", name="Cancel delta.txt").count() == 1
+        second.get_by_test_id("stSidebar").get_by_text(re.compile(r"delta-\S+…\S*\.txt — next in the queue")
+                                                       ).wait_for(timeout=STEP_MS)
+        assert second.get_by_test_id("stSidebar").get_by_role("button", name=f"Cancel {later}.txt").count() == 1
+        rows = second.evaluate(ROWS_JS)  # each file still to do: one line, its whole status in sight
+        names = sorted(r["text"].split(" — ")[0].removeprefix("schedule ") for r in rows)
+        assert len(names) == 2 and names[0].startswith("delta-") and "…" in names[0] and names[1] == "gamma.txt", rows
+        assert all(r["lines"] == 1 and not r["cut"] for r in rows), rows
         shot(second, "16-second-tab-sees-the-queue.png")
-        in_library(second, "gamma.txt", "delta.txt")
+        in_library(second, "gamma.txt", f"{later}.txt")
         first.close()
         second.close()
     assert "Traceback" not in log.read_text()

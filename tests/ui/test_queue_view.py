@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advanced_retrieval import IngestResult, QueueItem
-from ui.queue_view import item_line, pending_note, queue_lines, summary, time_left
+from ui.queue_view import ROW_CHARS, item_line, one_line, pending_note, queue_lines, short_name, summary, time_left
 
 
 def item(name, state="queued", seq=1, **changes) -> QueueItem:
@@ -17,9 +17,9 @@ def test_time_left_is_blank_without_an_estimate_and_never_says_zero_seconds():
 
 def test_each_state_has_its_line_and_a_bad_file_keeps_its_reason():
     assert item_line(item("a.pdf"), 1) == ("queued", "**a.pdf** — next in the queue")
-    assert item_line(item("a.pdf", seconds_left=40.0), 3)[1] == "**a.pdf** — queued (3rd in line) · done in about 40 s"
+    assert item_line(item("a.pdf", seconds_left=40.0), 3)[1] == "**a.pdf** — 3rd in line · done in 40 s"
     busy = item("b.pdf", "indexing", stage="embedding", done=40, total=120, seconds_left=12.0)
-    assert item_line(busy)[1] == "**b.pdf** — embedding 40/120 passages · about 12 s left"
+    assert item_line(busy)[1] == "**b.pdf** — embedding 40/120 · 12 s left"
     assert item_line(item("b.pdf", "indexing", stage="indexing", seconds_left=0.2))[1] == \
         "**b.pdf** — saving to the library · almost done"
     assert item_line(item("b.pdf", "indexing", stage="reading"))[1] == "**b.pdf** — reading"  # no estimate yet
@@ -80,3 +80,26 @@ def test_a_queue_file_set_aside_is_named_with_why_and_where_its_bytes_are():
     assert line == ("A queue entry was set aside as **0001-ab.json.damaged** in the queue folder: seq is \"2\", not a "
                     "whole number; its upload is kept as 0001-ab.upload. It was not indexed; upload the file again if "
                     "it is yours.")
+
+
+def test_a_file_still_to_do_fits_one_sidebar_line_its_name_giving_way_never_its_status():
+    long = "FinanceBench_AMD_2015_annual_report_10K_final.pdf"
+    busy = item(long, "indexing", stage="embedding", done=400, total=1200, seconds_left=125.0)
+    state, line = item_line(busy)
+    shown = line.replace("**", "")
+    assert shown.startswith("Fina") and shown.endswith("l.pdf — embedding 400/1200 · 2 min left")  # not 2 min 05 s
+    assert len(shown.split(" — ")[0]) == 10  # the name gives way down to 10 characters, the status never
+    short = item_line(item(long, "indexing", stage="embedding", done=4, total=35, seconds_left=5.0))[1]
+    assert len(short.replace("**", "")) == ROW_CHARS and short.endswith(" — embedding 4/35 · 5 s left")
+    later = item_line(item(long, seconds_left=40.0), 2)[1].replace("**", "")
+    assert len(later) <= ROW_CHARS and later.endswith(".pdf — 2nd in line · done in 40 s")
+    assert short_name("a.pdf", 20) == "a.pdf" and short_name("quarterly-operations-review.txt", 20) == \
+        "quarterly-…eview.txt" and len(short_name("x" * 90, 20)) == 20
+
+
+def test_failures_and_warnings_keep_their_whole_reason_in_sight():
+    done = item("d.txt", "indexed", result=IngestResult("d.txt", "indexed", chunks=3))
+    warned = item("w.pdf", "indexed", result=IngestResult("w.pdf", "indexed", chunks=3, warnings=["page 2 is blank"]))
+    failed = item("f.pdf", "failed", result=IngestResult("f.pdf", "failed", reason="the file is damaged"))
+    assert one_line(item("q.txt"), "queued") and one_line(done, "indexed")
+    assert not one_line(warned, "indexed") and not one_line(failed, "failed")
