@@ -20,6 +20,38 @@ from ui.session import init_session
 from ui.settings import header, settings_panel
 
 PAGES = ("Chat", "Evaluate")
+RESTART_COMMAND = "make run"
+SERVER_STOPPED = ("The app's server has stopped. Your library, uploads and chats are kept on disk. Start it again "
+                  f"in a terminal, in the app's folder, with: {RESTART_COMMAND} — this page then reconnects by itself.")
+
+# When the server stops, Streamlit's page says "Streamlit server is not responding. Are you connected to the
+# internet?" (for 127.0.0.1, where make run serves) or "streamlit run yourscript.py" (for localhost): neither is
+# true of a local app. One observer per browser tab rewrites that dialog's words as it appears; installed once,
+# never removed, since the page's elements are not torn down when the connection drops.
+_SERVER_WATCH = st.components.v2.component("docagent_server_watch", js=r"""
+export default function(component) {
+    const { data } = component;
+    if (window.__docagentServerWatch) return;
+    window.__docagentServerWatch = true;
+    const theirs = [/Are you connected to the internet\?/, /Is Streamlit still running\?/];
+    const rewrite = (root) => {
+        const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const text = node.nodeValue || "";
+            if (theirs.some(re => re.test(text))) node.nodeValue = data.message;
+            else if (text.trim() === "streamlit run yourscript.py") node.nodeValue = data.command;
+        }
+    };
+    new MutationObserver((records) => {
+        for (const record of records) {
+            for (const node of record.addedNodes) {
+                if (node.nodeType === Node.ELEMENT_NODE) rewrite(node);
+                else if (node.nodeType === Node.TEXT_NODE && node.parentNode) rewrite(node.parentNode);
+            }
+        }
+    }).observe(document.body, {childList: true, subtree: true});
+}
+""")
 # The tab's icon, sent inline with the page. A ":material/...:" page icon makes the browser fetch an SVG from
 # fonts.gstatic.com on every load (the icons drawn in the page come from the font Streamlit serves itself).
 FAVICON = Path(__file__).with_name("favicon.svg")
@@ -38,6 +70,7 @@ def main(config: wiring.Config | None = None) -> None:
     st.set_page_config(page_title="Docagent — ask your documents", page_icon=str(FAVICON), layout="wide",
                        initial_sidebar_state=SIDEBAR_PX)
     st.html(PAGE_CSS)
+    _SERVER_WATCH(data={"message": SERVER_STOPPED, "command": RESTART_COMMAND}, key="server_watch", height=0)
     config = config or wiring.Config.from_env()
     init_session()
     with st.sidebar:

@@ -157,3 +157,30 @@ def test_axe_core_finds_nothing_serious_on_the_page_in_use(tmp_path):
     assert not serious, serious
     unknown = {f["rule"] for findings in found.values() for f in findings} - KNOWN_FRAMEWORK_FINDINGS
     assert not unknown, json.dumps(found, indent=1)
+
+
+def test_a_stopped_server_is_said_to_be_stopped_with_the_command_that_starts_it(tmp_path):
+    """Streamlit's own words when its server stops ("Are you connected to the internet?") blame a network a
+    local app does not use; the page says the server stopped, that nothing is lost, and how to start it."""
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    from ui.page import RESTART_COMMAND, SERVER_STOPPED
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            with streamlit_app(_env(tmp_path / "data"), tmp_path / "server.log") as url:
+                page.goto(url)
+                page.get_by_text("No documents yet").wait_for(timeout=STEP_MS)
+                _settle(page)
+            # the server is stopped (as by Ctrl-C in its terminal); the tab stays open
+            page.get_by_text(SERVER_STOPPED).wait_for(timeout=STEP_MS)
+            page.screenshot(path=str(ARTIFACTS / "page-04-server-stopped.png"), full_page=True)
+            text = page.locator("body").inner_text()
+            assert "connected to the internet" not in text and "yourscript.py" not in text
+            assert RESTART_COMMAND in text
+        finally:
+            browser.close()
