@@ -381,8 +381,16 @@ def test_pdf_source_is_the_page_image_with_the_passage_highlighted(app, original
     assert [e.label for e in viewer.expander] == ["Whole page 2"]
 
 
-def test_slide_source_shows_the_slide_text_and_its_notes(app, originals, tmp_path):
+@pytest.mark.parametrize("office", [True, False], ids=["libreoffice", "without-libreoffice"])
+def test_slide_source_shows_the_slide_text_and_its_notes(app, originals, tmp_path, monkeypatch, office):
     from pptx import Presentation
+
+    from ui import slide_images
+
+    if office and slide_images.office() is None:
+        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-impress)")
+    if not office:
+        monkeypatch.setattr(slide_images, "office", lambda: None)
 
     deck = Presentation()
     for title, body, notes in (("Intro", "Welcome", ""), ("Budget", "The Zephyr retrofit cost 4.2 million euros",
@@ -396,9 +404,10 @@ def test_slide_source_shows_the_slide_text_and_its_notes(app, originals, tmp_pat
     at = ask(upload(app, originals(path)), "What did the Zephyr retrofit cost?")
     no_failures(at)
     viewer = at.chat_message[1].tabs[1]
-    (slide,) = viewer.image  # the slide drawn from its shapes, the asked words marked
-    assert slide.captions == ["Slide 2 of 2 — the question's words are highlighted (layout only: no design or "
-                              "pictures)"]
+    (slide,) = viewer.image  # the slide as LibreOffice draws it, or from its shapes; the asked words marked
+    drawn = "" if office else (" (drawn from its text boxes, without its design or pictures: LibreOffice is not "
+                               "installed; see the README to install it)")
+    assert slide.captions == [f"Slide 2 of 2 — the question's words are highlighted{drawn}"]
     assert "Budget\nThe <mark>Zephyr</mark> <mark>retrofit</mark> <mark>cost</mark>" in viewer.get("html")[0].value
     assert any(m.value == "**Speaker notes:** Say that \\<b\\>heat pumps\\</b\\> were half of it."
                for m in viewer.markdown)

@@ -149,7 +149,7 @@ def render_pdf_page(path: Path, page_number: int, passage: str, width: int = 900
         scale = width / max(page.get_width(), 1.0)
         image = page.render(scale=scale).to_pil().convert("RGBA")
         boxes = _passage_boxes(page, passage, image.size) or _scan_boxes(page, passage, image.size)
-        return _page_image(image, boxes, len(pdf))
+        return page_image(image, boxes, len(pdf))
     finally:
         pdf.close()
 
@@ -178,7 +178,7 @@ def render_image_page(path: Path, page_number: int, passage: str, width: int = 9
     if factor < 1.0:
         shown = shown.resize((max(1, round(shown.width * factor)), max(1, round(shown.height * factor))))
     boxes = [tuple(v * factor for v in box) for box in boxes]
-    return _page_image(shown, boxes, count)
+    return page_image(shown, boxes, count)
 
 
 def _scan_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[float, float, float, float]]:
@@ -222,15 +222,15 @@ def _passage_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[floa
         boxes = []
         for index in passage_char_indices(page_text, passage):
             left, bottom, right, top = textpage.get_charbox(index)
-            x1, y1 = _to_device(page, size, left, top)
-            x2, y2 = _to_device(page, size, right, bottom)
+            x1, y1 = to_device(page, size, left, top)
+            x2, y2 = to_device(page, size, right, bottom)
             boxes.append((min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)))
         return boxes
     finally:
         textpage.close()
 
 
-def _to_device(page, size: tuple[int, int], x: float, y: float) -> tuple[int, int]:
+def to_device(page, size: tuple[int, int], x: float, y: float) -> tuple[int, int]:
     """PDF page coordinates to image pixels; pdfium applies the crop box and /Rotate as when rendering."""
     import pypdfium2.raw as pdfium_c
 
@@ -243,7 +243,7 @@ FOCUS_MARGIN = 0.12  # of the page's height, above and below the highlighted lin
 FOCUS_MAX = 0.6  # a band taller than this share of the page is no crop: the whole page is shown
 
 
-def _page_image(image, boxes, page_count: int) -> PageImage:
+def page_image(image, boxes, page_count: int) -> PageImage:
     """The page with the boxes highlighted, and the band of it around them."""
     from PIL import Image
 

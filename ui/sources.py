@@ -13,7 +13,7 @@ import streamlit as st
 
 from ui import answer_view as av
 from ui import helpers as ui
-from ui import resources
+from ui import resources, slide_images
 from ui import source_viewer as sv
 from ui.seams import Library
 
@@ -169,10 +169,15 @@ def _slide(citation, original: Path, terms) -> bool:
     if not number:
         return False
     slide = sv.read_slide(original, number)
-    image = rendered_slide(str(original), original.stat().st_mtime, number, tuple(terms))
-    marked = "the question's words are highlighted" if image.highlighted_chars else "drawn from its text boxes"
-    st.image(image.png, caption=f"Slide {number} of {image.page_count} — {marked} (layout only: no design or "
-             "pictures)")
+    if slide_images.office() and not slide_images.has_preview(original):
+        with st.spinner("Drawing the slides with LibreOffice (once per file)…"):
+            image, why = rendered_slide(str(original), original.stat().st_mtime, number, tuple(terms))
+    else:
+        image, why = rendered_slide(str(original), original.stat().st_mtime, number, tuple(terms))
+    marked = "the question's words are highlighted" if image.highlighted_chars else "the question's words are not on it"
+    drawn = ("" if not why else f" (drawn from its text boxes, without its design or pictures: {ui.md_text(why)}"
+             + ("; see the README to install it)" if why == "LibreOffice is not installed" else ")"))
+    st.image(image.png, caption=f"Slide {number} of {image.page_count} — {marked}{drawn}")
     st.html(av.SOURCE_CSS + f'<div class="docagent-source"><div class="text">{ui.highlight_html(slide.text, terms)}'
             "</div></div>")
     st.markdown("**Speaker notes:** " + (ui.md_text(slide.notes) if slide.notes else "_none_"))
@@ -224,9 +229,17 @@ MATCH_COLOUR = "rgba(255, 214, 0, 0.35)"  # the page highlighter's yellow
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def rendered_slide(path: str, mtime: float, number: int, terms: tuple[str, ...]) -> sv.PageImage:
-    """A slide drawn from its shapes with the question's words marked; cached like pages."""
-    return sv.render_slide(Path(path), number, terms)
+def rendered_slide(path: str, mtime: float, number: int, terms: tuple[str, ...]) -> tuple[sv.PageImage, str]:
+    """(image, how it was drawn) of a slide with the question's words marked: as LibreOffice draws it where it is
+    installed, else from its shapes (the caption says which, and why); cached like pages."""
+    why = "LibreOffice is not installed"
+    if slide_images.office():
+        try:
+            return slide_images.render_slide_image(Path(path), number, terms), ""
+        except sv.SourceError as error:  # the drawing from its shapes still shows the passage where it is
+            log.warning("slide %d of %s drawn from its shapes: %s", number, Path(path).name, error)
+            why = str(error)
+    return sv.render_slide(Path(path), number, terms), why
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

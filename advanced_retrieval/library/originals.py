@@ -35,6 +35,12 @@ log = logging.getLogger(__name__)
 
 _NAMES = "names"
 NOT_INDEXED = "not-indexed"
+PREVIEWS = "previews"  # what the source viewer makes of a copy (a deck's slides as a PDF), removed with it
+
+
+def preview_path(original: Path) -> Path:
+    """Where the source viewer keeps its PDF of the kept copy `original` (previews/<doc_id>.pdf beside it)."""
+    return original.parent / PREVIEWS / f"{original.name.split('.', 1)[0]}.pdf"
 
 
 class SharedStore(Protocol):
@@ -126,11 +132,12 @@ class Originals:
         return sum(1 for _ in self.entries())
 
     def remove(self, doc_id: str) -> None:
-        """Delete the copy of a document the user deleted or replaced."""
+        """Delete the copy of a document the user deleted or replaced, and what the viewer made of it."""
         for path in self.directory.glob(f"{doc_id}.*") if doc_id and self.directory.is_dir() else ():
             path.unlink(missing_ok=True)
         if doc_id:
             (self.directory / _NAMES / doc_id).unlink(missing_ok=True)
+            (self.directory / PREVIEWS / f"{doc_id}.pdf").unlink(missing_ok=True)
 
     def set_aside(self, doc_id: str) -> Path | None:
         """Move a copy that could not be indexed to not-indexed/<its name> (never deleted); returns where."""
@@ -145,6 +152,7 @@ class Originals:
             target = target_dir / f"{doc_id[:12]}-{name}"
         os.replace(source, target)
         (self.directory / _NAMES / doc_id).unlink(missing_ok=True)
+        (self.directory / PREVIEWS / f"{doc_id}.pdf").unlink(missing_ok=True)
         return target
 
     def clear(self) -> None:

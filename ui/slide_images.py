@@ -1,0 +1,170 @@
+"""Slides as they look: a presentation is converted once by LibreOffice (where it is installed) into a PDF kept
+beside its original (originals/previews/<doc_id>.pdf, removed with the document), and a cited slide is that PDF's
+page, drawn like any PDF page, with the question's words highlighted.
+
+LibreOffice is optional (the README says how to install it): without it, or when it fails on a file, the source
+viewer draws the slide from its shapes (source_viewer.render_slide) and says so. A conversion runs once per file
+and one at a time (a first view of a deck waits a few seconds); a file LibreOffice could not convert is not tried
+again by this process. No streamlit here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from ui.helpers import match_spans
+from ui.source_viewer import SLIDE_FRAME, PageImage, SourceError, page_image, to_device
+
+CONVERT_TIMEOUT_S = 180.0  # a deck of a few hundred slides on a slow machine
+# Hidden slides are exported too, so that page n of the PDF is slide n of the deck, as python-pptx counts them.
+PDF_FILTER = 'pdf:impress_pdf_Export:{"ExportHiddenSlides":{"type":"boolean","value":"true"}}'
+log = logging.getLogger(__name__)
+_converting = threading.Lock()  # one LibreOffice at a time: each takes a core and a few hundred MB
+_failed: dict[tuple[str, int], str] = {}  # (original, its mtime_ns) -> why LibreOffice could not convert it
+
+
+def office() -> str | None:
+    """LibreOffice's command (`soffice`), or None when it is not installed."""
+    return shutil.which("soffice") or shutil.which("libreoffice")
+
+
+def has_preview(original: Path) -> bool:
+    """Whether the slides of `original` are already converted (a view needs no wait)."""
+    return _fresh(_preview(original), original)
+
+
+def preview_pdf(original: Path) -> Path:
+    """The PDF of every slide of `original`, converted by LibreOffice on first use and kept.
+
+    Raises:
+        SourceError: LibreOffice is not installed, failed, or gave a PDF with another number of slides.
+    """
+    target = _preview(original)
+    if _fresh(target, original):
+        return target
+    command = office()
+    if command is None:
+        raise SourceError("LibreOffice is not installed")
+    key = (str(original), original.stat().st_mtime_ns)
+    with _converting:
+        if key in _failed:
+            raise SourceError(_failed[key])
+        if _fresh(target, original):  # converted by another tab meanwhile
+            return target
+        try:
+            _convert(command, original, target)
+        except SourceError as error:
+            _failed[key] = str(error)
+            raise
+    return target
+
+
+def render_slide_image(original: Path, number: int, terms: Sequence[str], width: int = 900) -> PageImage:
+    """Slide `number` (1-based) as LibreOffice draws it, every word of `terms` highlighted.
+
+    Raises:
+        SourceError: as preview_pdf, or the deck has no such slide.
+    """
+    import pypdfium2 as pdfium
+    from PIL import ImageDraw
+
+    pdf = pdfium.PdfDocument(str(preview_pdf(original)))
+    try:
+        if not 1 <= number <= len(pdf):
+            raise SourceError(f"the presentation has {len(pdf)} slides, there is no slide {number}")
+        page = pdf[number - 1]
+        image = page.render(scale=width / max(page.get_width(), 1.0)).to_pil().convert("RGBA")
+        ImageDraw.Draw(image).rectangle((0, 0, image.width - 1, image.height - 1), outline=SLIDE_FRAME)  # its edge
+        return page_image(image, _word_boxes(page, terms, image.size), len(pdf))
+    finally:
+        pdf.close()
+
+
+def _word_boxes(page, terms: Sequence[str], size: tuple[int, int]) -> list[tuple[float, float, float, float]]:
+    """Pixel boxes of the characters of every word of the page that `terms` match (ui.helpers.match_spans, as
+    the passage's text marks them)."""
+    import pypdfium2.raw as pdfium_c
+
+    textpage = page.get_textpage()
+    try:
+        count = textpage.count_chars()
+        text = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i) or 32) for i in range(count))
+        boxes = []
+        for start, end in match_spans(text, [t for t in terms if t.strip()]):
+            for index in range(start, end):
+                left, bottom, right, top = textpage.get_charbox(index)
+                x1, y1 = to_device(page, size, left, top)
+                x2, y2 = to_device(page, size, right, bottom)
+                boxes.append((min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)))
+        return boxes
+    finally:
+        textpage.close()
+
+
+def _preview(original: Path) -> Path:
+    from advanced_retrieval.library.originals import preview_path
+
+    return preview_path(original)
+
+
+def _fresh(target: Path, original: Path) -> bool:
+    try:
+        return target.stat().st_mtime_ns >= original.stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def _convert(command: str, original: Path, target: Path) -> None:
+    """`original` to `target` with LibreOffice headless, in a profile of its own (a running LibreOffice of the
+    user's is left alone), written whole or not at all."""
+    with tempfile.TemporaryDirectory(prefix="docagent-slides-") as work:
+        work_dir = Path(work)
+        # A copy under a plain name: the original's name is its doc_id and suffix, but LibreOffice picks its
+        # import filter by the suffix and names the output after the input.
+        source = work_dir / f"deck{original.suffix.lower()}"
+        shutil.copyfile(original, source)
+        args = [command, f"-env:UserInstallation={(work_dir / 'profile').as_uri()}", "--headless", "--norestore",
+                "--nolockcheck", "--convert-to", PDF_FILTER, "--outdir", str(work_dir / "out"), str(source)]
+        try:
+            done = subprocess.run(args, capture_output=True, text=True, timeout=CONVERT_TIMEOUT_S, check=False,
+                                  env={**os.environ, "HOME": work})
+        except subprocess.TimeoutExpired as error:
+            raise SourceError(f"LibreOffice did not finish within {CONVERT_TIMEOUT_S:.0f} s") from error
+        except OSError as error:
+            raise SourceError(f"LibreOffice could not be started: {error}") from error
+        made = work_dir / "out" / "deck.pdf"
+        if done.returncode != 0 or not made.is_file():
+            said = (done.stderr or done.stdout or "").strip().splitlines()[-1:] or ["no output"]
+            raise SourceError(f"LibreOffice could not convert it (exit {done.returncode}: {said[0][:200]})")
+        _check_pages(made, original)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staged = target.with_name(f".incoming-{target.name}")
+        shutil.copyfile(made, staged)
+        os.replace(staged, target)
+    log.info("slides of %s converted by LibreOffice", original.name)
+
+
+def _check_pages(pdf_path: Path, original: Path) -> None:
+    """A PDF whose pages are not the deck's slides one for one would show the wrong slide: refused."""
+    import pypdfium2 as pdfium
+    from pptx import Presentation
+    from pptx.exc import PackageNotFoundError
+
+    pdf = pdfium.PdfDocument(str(pdf_path))
+    try:
+        pages = len(pdf)
+    finally:
+        pdf.close()
+    try:
+        slides = len(Presentation(str(original)).slides)
+    except (PackageNotFoundError, KeyError, ValueError, OSError) as error:
+        raise SourceError(f"cannot open the presentation: {error}") from error
+    if pages != slides:
+        raise SourceError(f"LibreOffice drew {pages} pages for {slides} slides")
