@@ -252,10 +252,14 @@ def test_clear_library_asks_for_confirmation(app):
     assert any("Delete all 2 documents" in w.value for w in at.sidebar.warning)
     at = at.sidebar.button(key="clear_cancel").click().run()
     assert len(at.sidebar.checkbox) == 2
+    assert any("**zephyr.txt** — indexed" in m.value for m in at.sidebar.markdown)
     at = at.sidebar.button(key="clear").click().run()
     at = at.sidebar.button(key="clear_yes").click().run()
     no_failures(at)
     assert not at.sidebar.checkbox and any("No documents yet" in i.value for i in at.sidebar.info)
+    # the queue's green "indexed" lines went with the documents they were about
+    assert not [m.value for m in at.sidebar.markdown if "— indexed" in m.value]
+    assert not [c.value for c in at.sidebar.caption if "indexed" in c.value]
 
 
 def test_sheet_source_is_shown_as_a_table(app):

@@ -12,7 +12,7 @@ import wiring
 from ui import helpers as ui
 from ui import resources
 from ui.runtime import Scope
-from ui.seams import Library
+from ui.seams import Library, Uploads
 
 log = logging.getLogger("docagent.app")
 # ---- opening ---------------------------------------------------------------------------------------------------
@@ -81,9 +81,10 @@ _ICON_LABELS_CSS = """<style>
 </style>"""
 
 
-def document_list(kb: Library, indexing: bool = False) -> tuple[Scope, int]:
+def document_list(kb: Library, indexing: bool = False, queue: Uploads | None = None) -> tuple[Scope, int]:
     """The library with a tick box per document (scope) and a delete button; returns (the scope, count).
-    `indexing`: the ingestion queue has files to do (an empty library then says they are coming)."""
+    `indexing`: the ingestion queue has files to do (an empty library then says they are coming); `queue`: its
+    finished results are forgotten when the library is cleared."""
     docs = kb.documents()
     if not docs and indexing:
         st.caption("No documents yet: each one appears here as soon as it is indexed.")
@@ -109,7 +110,7 @@ def document_list(kb: Library, indexing: bool = False) -> tuple[Scope, int]:
                      help=f"Delete {rec.file_name}", on_click=_set_confirm_delete, args=(rec.doc_id,))
         if st.session_state.confirm_delete == rec.doc_id:
             confirm_delete(kb, rec.doc_id, rec.file_name)
-    clear_library_controls(kb, len(docs))
+    clear_library_controls(kb, len(docs), queue)
     return Scope(tuple(r.doc_id for r in ticked), tuple(r.file_name for r in ticked)), len(docs)
 
 
@@ -199,7 +200,7 @@ def delete_document(kb: Library, doc_id: str, name: str) -> None:
     st.session_state.notice = ("success", f"Deleted {name}.")
 
 
-def clear_library_controls(kb: Library, count: int) -> None:
+def clear_library_controls(kb: Library, count: int, queue: Uploads | None = None) -> None:
     """'Clear library' asks for confirmation before deleting everything."""
     if not st.session_state.confirm_clear:
         st.button("Clear library", icon=":material/delete_sweep:", key="clear", on_click=_set_confirm, args=(True,))
@@ -207,7 +208,7 @@ def clear_library_controls(kb: Library, count: int) -> None:
     st.warning(f"Delete all {ui.plural(count, 'document')} from the library? This cannot be undone.")
     yes, no = st.columns(2)
     yes.button("Delete all", icon=":material/delete_forever:", key="clear_yes", on_click=clear_library,
-               args=(kb,))  # not the primary style: the destructive choice is never the highlighted one
+               args=(kb, queue))  # not the primary style: the destructive choice is never the highlighted one
     no.button("Cancel", key="clear_cancel", on_click=_set_confirm, args=(False,))
 
 
@@ -215,14 +216,17 @@ def _set_confirm(value: bool) -> None:
     st.session_state.confirm_clear = value
 
 
-def clear_library(kb: Library) -> None:
-    """Button callback: empty the library (after the confirmation)."""
+def clear_library(kb: Library, queue: Uploads | None = None) -> None:
+    """Button callback: empty the library (after the confirmation), and forget the queue's finished results, whose
+    green "indexed" lines would otherwise still list the documents just deleted."""
     st.session_state.confirm_clear = False
     try:
         kb.clear()
     except resources.library_errors() as error:
         st.session_state.notice = ("error", f"Could not clear the library: {error}")
         return
+    if queue is not None:
+        queue.forget_finished()
     for key in [k for k in st.session_state if str(k).startswith("scope_")]:
         del st.session_state[key]
     st.session_state.notice = ("success", "The library is empty.")

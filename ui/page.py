@@ -92,7 +92,7 @@ def main(config: wiring.Config | None = None) -> None:
         queue_panel.enqueue_uploads(queue, uploads)  # written to disk, then the uploader is emptied (reruns when any)
         library.show_notice()
         queue_panel.mark_library_drawn(queue)
-        scope, count = library.document_list(kb, indexing=bool(queue.pending_names()))
+        scope, count = library.document_list(kb, indexing=bool(queue.pending_names()), queue=queue)
     library.outline_dialog(kb)
     with queue_box:
         queue_panel.queue_panel(queue)

@@ -442,9 +442,22 @@ class IngestQueue:
         excess = len(finished) - self._max_finished
         for n, item in enumerate(finished):
             if n < excess or (item.finished_at or 0) < cutoff:
-                del self._items[item.entry_id]
-                try:
-                    self._files.remove(item.entry_id)
-                except OSError as exc:  # listed again after a restart, then pruned; nothing else depends on it
-                    log.error("ingestion queue: could not remove the finished entry %s: %s", item.name, exc)
+                self._drop(item)
+
+    def forget_finished(self) -> int:
+        """Forget every finished entry, as when the user cleared the library (their results, "indexed" in green,
+        described documents no longer there); files still to do stay. Returns how many were forgotten."""
+        with self._cond:
+            finished = [item for item in self._items.values() if item.finished]
+            for item in finished:
+                self._drop(item)
+            return len(finished)
+
+    def _drop(self, item: QueueItem) -> None:
+        """Forget a finished entry (under the lock)."""
+        del self._items[item.entry_id]
+        try:
+            self._files.remove(item.entry_id)
+        except OSError as exc:  # listed again after a restart, then pruned; nothing else depends on it
+            log.error("ingestion queue: could not remove the finished entry %s: %s", item.name, exc)
 

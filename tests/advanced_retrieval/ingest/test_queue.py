@@ -142,6 +142,24 @@ def test_a_queued_file_is_cancelled_at_once_and_a_file_mid_embedding_is_undone(t
     assert "finished" in queue.cancel(after.entry_id)
 
 
+def test_forgetting_finished_entries_keeps_the_files_still_to_do_and_survives_a_restart(tmp_path, stopper):
+    embedder = GatedEmbedder()
+    kb = open_kb(tmp_path, embedder)
+    queue = IngestQueue(kb, tmp_path / "queue")
+    stopper(queue)
+    done = queue.enqueue(text("volcanoes"), "done.txt")
+    assert queue.wait(lambda items: all(i.finished for i in items), WAIT)
+    held = queue.enqueue(text("penguins") + b"\n\nGATED", "held.txt")
+    waiting = queue.enqueue(text("glaciers"), "waiting.txt")
+    assert embedder.entered.wait(WAIT)
+    assert queue.forget_finished() == 1
+    assert [i.name for i in queue.items()] == ["held.txt", "waiting.txt"]
+    embedder.release.set()
+    assert idle(queue)
+    assert {i.entry_id for i in QueueFiles(tmp_path / "queue").load()} == {held.entry_id, waiting.entry_id}
+    assert done.entry_id not in {i.entry_id for i in queue.items()}
+
+
 def test_a_stop_mid_queue_leaves_nothing_half_indexed_and_a_new_queue_resumes_in_order(tmp_path, stopper):
     embedder = GatedEmbedder()
     kb = open_kb(tmp_path, embedder)
