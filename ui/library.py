@@ -168,7 +168,8 @@ def show_section(kb: Library, record, first: int) -> None:
     page = chunk.location.page
     if original is not None and page and original.suffix.lower() == ".pdf":
         image = sources.rendered_page(str(original), original.stat().st_mtime, page, chunk.text)
-        st.image(image.png, caption=f"Page {page} of {image.page_count}")
+        st.image(image.png, caption=f"Page {page} of {image.page_count}",
+                 alt=f"Page {page} of {record.file_name}, where the section starts, its first passage highlighted")
     else:
         st.caption(chunk.location.label())
         st.markdown(ui.md_text(chunk.text[:2000]))

@@ -57,11 +57,15 @@ export default function(component) {
 FAVICON = Path(__file__).with_name("favicon.svg")
 
 
-# Streamlit draws captions in the text colour at opacity 0.6: 3.9:1 on white, under the 4.5:1 axe-core's
-# colour-contrast rule asks of small text. This grey at full opacity is 6.6:1 and still reads as secondary.
 SIDEBAR_PX = 360  # Streamlit's 300 wrapped each queue row to 3-4 lines (ui.queue_view.ROW_CHARS); still resizable
+# Streamlit draws captions in the text colour at opacity 0.6: 3.9:1 on white, under the 4.5:1 axe-core's
+# colour-contrast rule asks of small text. This grey at full opacity is 6.6:1 and still reads as secondary. The
+# chat box's placeholder, when the box is disabled, says why ("Add a document to start asking"): same grey, not
+# the faded one a disabled field gets.
 PAGE_CSS = """<style>
 [data-testid="stCaptionContainer"] { color: #5c5b5a !important; opacity: 1 !important; }
+[data-testid="stChatInput"] textarea:disabled::placeholder { color: #5c5b5a !important; opacity: 1 !important;
+  -webkit-text-fill-color: #5c5b5a !important; }
 </style>"""
 
 

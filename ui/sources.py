@@ -145,7 +145,8 @@ def show_computed(chunk, original: Path) -> None:
         label = sv.computed_row_label(chunk.text)
         image = rendered_page(str(original), original.stat().st_mtime, loc.page, label)
         found = f'the row "{label}" is highlighted' if image.highlighted_chars else "the row was not found on the page"
-        st.image(image.png, caption=f"Page {loc.page} of {image.page_count} — {found}")
+        st.image(image.png, caption=f"Page {loc.page} of {image.page_count} — {found}",
+                 alt=f"Page {loc.page} of {chunk.file_name}, the row the engine read highlighted in yellow")
 
 
 def _pdf_page(citation, original: Path, terms) -> bool:
@@ -155,12 +156,16 @@ def _pdf_page(citation, original: Path, terms) -> bool:
     image = rendered_page(str(original), original.stat().st_mtime, page, citation.text)
     if image.focus_png:  # opened on the passage; the whole page a click away
         st.image(image.focus_png, caption=f"Page {page} of {image.page_count} — the passage is highlighted "
-                 "(the part of the page around it; the whole page below)")
+                 "(the part of the page around it; the whole page below)",
+                 alt=f"The part of page {page} of {citation.file} around the cited passage, highlighted in yellow")
         with st.expander(f"Whole page {page}"):
-            st.image(image.png, caption=f"Page {page} of {image.page_count}")
+            st.image(image.png, caption=f"Page {page} of {image.page_count}",
+                     alt=f"Page {page} of {citation.file}, the cited passage highlighted in yellow")
         return True
     found = "highlighted" if image.highlighted_chars else "not found on the rendered page (see Sources)"
-    st.image(image.png, caption=f"Page {page} of {image.page_count} — the passage is {found}")
+    st.image(image.png, caption=f"Page {page} of {image.page_count} — the passage is {found}",
+             alt=f"Page {page} of {citation.file}" + (", the cited passage highlighted in yellow"
+                                                      if image.highlighted_chars else ""))
     return True
 
 
@@ -177,7 +182,9 @@ def _slide(citation, original: Path, terms) -> bool:
     marked = "the question's words are highlighted" if image.highlighted_chars else "the question's words are not on it"
     drawn = ("" if not why else f" (drawn from its text boxes, without its design or pictures: {ui.md_text(why)}"
              + ("; see the README to install it)" if why == "LibreOffice is not installed" else ")"))
-    st.image(image.png, caption=f"Slide {number} of {image.page_count} — {marked}{drawn}")
+    st.image(image.png, caption=f"Slide {number} of {image.page_count} — {marked}{drawn}",
+             alt=f"Slide {number} of {citation.file}" + (", the question's words highlighted in yellow"
+                                                         if image.highlighted_chars else ""))
     st.html(av.SOURCE_CSS + f'<div class="docagent-source"><div class="text">{ui.highlight_html(slide.text, terms)}'
             "</div></div>")
     st.markdown("**Speaker notes:** " + (ui.md_text(slide.notes) if slide.notes else "_none_"))

@@ -176,6 +176,8 @@ def test_a_stopped_server_is_said_to_be_stopped_with_the_command_that_starts_it(
                 page.goto(url)
                 page.get_by_text("No documents yet").wait_for(timeout=STEP_MS)
                 _settle(page)
+                # the disabled chat box says why it is disabled, legibly (it was 2:1, "nearly invisible")
+                assert placeholder_contrast(page) >= 4.5
             # the server is stopped (as by Ctrl-C in its terminal); the tab stays open
             page.get_by_text(SERVER_STOPPED).wait_for(timeout=STEP_MS)
             page.screenshot(path=str(ARTIFACTS / "page-04-server-stopped.png"), full_page=True)
@@ -184,3 +186,29 @@ def test_a_stopped_server_is_said_to_be_stopped_with_the_command_that_starts_it(
             assert RESTART_COMMAND in text
         finally:
             browser.close()
+
+
+def placeholder_contrast(page) -> float:
+    """The WCAG contrast ratio of the disabled chat box's placeholder, as drawn: its darkest pixel (the core of a
+    letter) against the box's most common colour, from a screenshot of the box's left part (no button there).
+    Streamlit fades a disabled field on top of the placeholder's own colour, so computed styles do not tell."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    box = page.get_by_test_id("stChatInput")
+    box.locator("textarea").wait_for(timeout=STEP_MS)
+    assert box.locator("textarea").is_disabled()
+    shot = np.asarray(Image.open(io.BytesIO(box.screenshot())).convert("RGB"), dtype=float)
+    left = shot[4:-4, 4:shot.shape[1] // 2]
+    values, counts = np.unique(left.reshape(-1, 3), axis=0, return_counts=True)
+    background = values[counts.argmax()]
+
+    def luminance(rgb):
+        c = np.asarray(rgb, dtype=float) / 255
+        c = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+        return c @ np.array([0.2126, 0.7152, 0.0722])
+
+    darkest = luminance(left.reshape(-1, 3)).min()
+    return float((luminance(background) + 0.05) / (darkest + 0.05))

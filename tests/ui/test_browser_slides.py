@@ -37,6 +37,9 @@ def test_a_cited_slide_is_shown_as_it_looks_with_the_asked_words_marked(tmp_path
             caption = answer.get_by_text("Slide 3 of 3 — the question's words are highlighted")
             caption.filter(visible=True).first.wait_for(timeout=STEP_MS)
             shown = caption.filter(visible=True).first.inner_text()
+            described = answer.get_by_role("img", name="Slide 3 of quarter.pptx, the question's words highlighted in "
+                                           "yellow")  # alt text: a screen reader says what the picture shows
+            assert described.count() == 1
             picture = answer.get_by_test_id("stImage").filter(visible=True).first.screenshot()
             if slide_images.office():  # the deck's design is on the page: its red rectangle
                 assert "drawn from its text boxes" not in shown and red_share(picture, (0, 0, 1, 1)) > 0.1, shown
