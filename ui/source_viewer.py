@@ -130,6 +130,50 @@ def render_page(path: Path, page_number: int, passage: str, width: int = 900) ->
     return render_pdf_page(path, page_number, passage, width)
 
 
+def render_plain(path: Path, page_number: int, width: int = 900) -> bytes:
+    """PNG of page `page_number` of a PDF or an image document as it is, nothing found or highlighted: shown at
+    once while OCR looks for the passage on a scan or a photo (seconds).
+
+    Raises:
+        SourceError: the file cannot be opened or has no such page.
+    """
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        picture = _image_frame(path, page_number)[0].convert("RGB")
+        picture.thumbnail((width, max(1, round(picture.height * width / max(picture.width, 1)))))
+    else:
+        import pypdfium2 as pdfium
+
+        try:
+            pdf = pdfium.PdfDocument(str(path))
+        except (pdfium.PdfiumError, OSError) as error:
+            raise SourceError(f"cannot open the PDF: {error}") from error
+        try:
+            if not 1 <= page_number <= len(pdf):
+                raise SourceError(f"the PDF has {len(pdf)} pages, there is no page {page_number}")
+            page = pdf[page_number - 1]
+            picture = page.render(scale=width / max(page.get_width(), 1.0)).to_pil().convert("RGB")
+        finally:
+            pdf.close()
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _image_frame(path: Path, page_number: int):
+    """(frame `page_number` of an image document, its number of frames)."""
+    from document_processor import DocumentError
+    from document_processor.readers.image import frame, open_image
+
+    try:
+        image = open_image(path.read_bytes(), path.name)
+        count = getattr(image, "n_frames", 1)
+        if not 1 <= page_number <= count:
+            raise SourceError(f"the image has {count} pages, there is no page {page_number}")
+        return frame(image, page_number - 1, path.name), count
+    except (DocumentError, OSError) as error:
+        raise SourceError(f"cannot open the image: {error}") from error
+
+
 def render_pdf_page(path: Path, page_number: int, passage: str, width: int = 900) -> PageImage:
     """Render page `page_number` (1-based) of a PDF at about `width` pixels with `passage` highlighted.
 
@@ -160,18 +204,9 @@ def render_image_page(path: Path, page_number: int, passage: str, width: int = 9
     Raises:
         SourceError: the image cannot be opened or has no such page.
     """
-    from document_processor import DocumentError
     from document_processor.readers import ocr
-    from document_processor.readers.image import frame, open_image
 
-    try:
-        image = open_image(path.read_bytes(), path.name)
-        count = getattr(image, "n_frames", 1)
-        if not 1 <= page_number <= count:
-            raise SourceError(f"the image has {count} pages, there is no page {page_number}")
-        picture = frame(image, page_number - 1, path.name)
-    except (DocumentError, OSError) as error:
-        raise SourceError(f"cannot open the image: {error}") from error
+    picture, count = _image_frame(path, page_number)
     boxes = _ocr_boxes(lambda: ocr.recognise(picture), passage, picture.width)
     shown = picture.convert("RGBA")
     factor = min(1.0, width / max(shown.width, 1))

@@ -7,6 +7,7 @@ The pure work (finding a passage on a page, reading slides and cell ranges) is u
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -153,7 +154,33 @@ def _pdf_page(citation, original: Path, terms) -> bool:
     page = citation.location.page
     if not page:
         return False
-    image = rendered_page(str(original), original.stat().st_mtime, page, citation.text)
+    key = (str(original), original.stat().st_mtime, page, citation.text)
+    slot = st.empty()
+    if key not in _drawn:  # first view: the page at once, while the passage is looked for (OCR on scans, photos)
+        slot.image(plain_page(*key[:3]), caption=f"Page {page} — finding the passage on it…",
+                   alt=f"Page {page} of {citation.file}")
+    image = rendered_page(*key)
+    with _drawn_lock:  # the page's script runs of every tab share it
+        _drawn[key] = None
+        while len(_drawn) > DRAWN_KEPT:
+            _drawn.pop(next(iter(_drawn)))
+    with slot.container():
+        _show_page(citation, page, image)
+    return True
+
+
+DRAWN_KEPT = 256
+_drawn: dict[tuple, None] = {}  # pages this process has highlighted (in rendered_page's cache), oldest first
+_drawn_lock = threading.Lock()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def plain_page(path: str, mtime: float, page: int) -> bytes:
+    """The page as it is, shown while rendered_page finds the passage on it; cached."""
+    return sv.render_plain(Path(path), page)
+
+
+def _show_page(citation, page: int, image: sv.PageImage) -> None:
     if image.focus_png:  # opened on the passage; the whole page a click away
         st.image(image.focus_png, caption=f"Page {page} of {image.page_count} — the passage is highlighted "
                  "(the part of the page around it; the whole page below)",
@@ -161,12 +188,11 @@ def _pdf_page(citation, original: Path, terms) -> bool:
         with st.expander(f"Whole page {page}"):
             st.image(image.png, caption=f"Page {page} of {image.page_count}",
                      alt=f"Page {page} of {citation.file}, the cited passage highlighted in yellow")
-        return True
+        return
     found = "highlighted" if image.highlighted_chars else "not found on the rendered page (see Sources)"
     st.image(image.png, caption=f"Page {page} of {image.page_count} — the passage is {found}",
              alt=f"Page {page} of {citation.file}" + (", the cited passage highlighted in yellow"
                                                       if image.highlighted_chars else ""))
-    return True
 
 
 def _slide(citation, original: Path, terms) -> bool:

@@ -268,3 +268,25 @@ def test_a_computed_passage_names_the_sheet_ranges_and_the_row_it_read():
     text = ("Computed by the engine from report.pdf, p. 47 table 1:\nNet earnings, 2021 to 2022: from 20,878 to 17,941"
             "\nCells: x\nQuery: SELECT 1")
     assert computed_row_label(text) == "Net earnings"
+
+
+def test_a_scan_or_a_photo_is_shown_as_it_is_without_waiting_for_ocr(tmp_path, monkeypatch):
+    """render_plain is what the viewer shows at once while OCR looks for the passage: it never runs OCR."""
+    from document_processor.readers import ocr
+
+    def no_ocr(*_args, **_kwargs):
+        raise AssertionError("render_plain ran OCR")
+
+    monkeypatch.setattr(ocr, "recognise", no_ocr)
+    photo = tmp_path / "letters.tiff"
+    pages = [scan_image(lines, size=(1700, 700)) for lines in PAGE_TEXT]
+    pages[0].save(photo, save_all=True, append_images=pages[1:])
+    shown = Image.open(io.BytesIO(sv.render_plain(photo, 2, width=850)))
+    assert shown.size == (850, 350)
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(scanned_pdf(PAGE_TEXT))
+    assert Image.open(io.BytesIO(sv.render_plain(scan, 2, width=600))).width == 600
+    with pytest.raises(sv.SourceError, match="no page 3"):
+        sv.render_plain(photo, 3)
+    with pytest.raises(sv.SourceError, match="no page 9"):
+        sv.render_plain(scan, 9)
