@@ -27,6 +27,7 @@ def time_left(seconds: float | None) -> str:
 
 ROW_CHARS = 40  # what one line of the sidebar's queue holds (at its width, SIDEBAR_PX in ui.page)
 ICON_CHARS = 3  # the room a waiting file's clock icon takes on that line
+OWN_TIME_S = 20.0  # a file being indexed shows its own time left from this on (the summary line has the batch's)
 
 
 def item_line(item: QueueItem, position: int = 0) -> tuple[str, str]:
@@ -34,23 +35,21 @@ def item_line(item: QueueItem, position: int = 0) -> tuple[str, str]:
 
     A file still to do gets one short line (the sidebar shows it on one line, ROW_CHARS): its status first in
     importance, its name shortened in the middle when both would not fit (the whole name is on its Cancel
-    button's tooltip and, once indexed, in the library). A finished file reads as the library's result line
+    button's tooltip and, once indexed, in the library). The batch's time left is on the summary line above. A finished file reads as the library's result line
     (ui.helpers.result_line), so a bad file keeps its reason wherever it is shown.
     """
-    if item.state == "queued":
+    if item.state == "queued":  # when the batch will be done is the summary line's to say
         waiting = "next in the queue" if position <= 1 else f"{_ordinal(position)} in line"
-        left = item.seconds_left
-        done_in = f" · done in {_short_time(left)}" if left is not None and left >= 1 else ""
-        return item.state, _row(item.name, waiting + done_in, ICON_CHARS)
+        return item.state, _row(item.name, waiting, ICON_CHARS)
     if item.state == "indexing":
         stage = STAGE_WORDS.get(item.stage, item.stage or "starting")
         if item.stage == "embedding" and item.total:
             stage += f" {item.done}/{item.total}"
         elif item.stage == "ocr" and item.total:
             stage += f" page {item.done}/{item.total}"
-        left = item.seconds_left
-        return item.state, _row(item.name, stage + ("" if left is None else " · almost done" if left < 1
-                                                      else f" · {_short_time(left)} left"))
+        left = item.seconds_left  # a file's own time left when it is worth the room its name gives up
+        return item.state, _row(item.name, stage + (f" · {_short_time(left)} left" if left is not None
+                                                     and left >= OWN_TIME_S else ""))
     if item.state == "cancelled" or item.result is None:
         reason = item.reason or "no reason given"
         said = reason if reason.startswith(item.state) else f"{item.state}: {reason}"  # not "cancelled: cancelled"

@@ -17,11 +17,13 @@ def test_time_left_is_blank_without_an_estimate_and_never_says_zero_seconds():
 
 def test_each_state_has_its_line_and_a_bad_file_keeps_its_reason():
     assert item_line(item("a.pdf"), 1) == ("queued", "**a.pdf** — next in the queue")
-    assert item_line(item("a.pdf", seconds_left=40.0), 3)[1] == "**a.pdf** — 3rd in line · done in 40 s"
-    busy = item("b.pdf", "indexing", stage="embedding", done=40, total=120, seconds_left=12.0)
-    assert item_line(busy)[1] == "**b.pdf** — embedding 40/120 · 12 s left"
+    assert item_line(item("a.pdf", seconds_left=40.0), 3)[1] == "**a.pdf** — 3rd in line"  # the summary says when
+    busy = item("b.pdf", "indexing", stage="embedding", done=40, total=120, seconds_left=32.0)
+    assert item_line(busy)[1] == "**b.pdf** — embedding 40/120 · 32 s left"
+    assert item_line(item("b.pdf", "indexing", stage="embedding", done=40, total=120, seconds_left=12.0))[1] == \
+        "**b.pdf** — embedding 40/120"  # a few seconds: not worth the name's room
     assert item_line(item("b.pdf", "indexing", stage="indexing", seconds_left=0.2))[1] == \
-        "**b.pdf** — saving to the library · almost done"
+        "**b.pdf** — saving to the library"
     assert item_line(item("b.pdf", "indexing", stage="reading"))[1] == "**b.pdf** — reading"  # no estimate yet
     failed = item("*x*.pdf", "failed", result=IngestResult("*x*.pdf", "failed", reason="the file is encrypted"))
     assert item_line(failed) == ("failed", "**\\*x\\*.pdf** — failed: the file is encrypted")
@@ -89,10 +91,12 @@ def test_a_file_still_to_do_fits_one_sidebar_line_its_name_giving_way_never_its_
     shown = line.replace("**", "")
     assert shown.startswith("Fina") and shown.endswith("l.pdf — embedding 400/1200 · 2 min left")  # not 2 min 05 s
     assert len(shown.split(" — ")[0]) == 10  # the name gives way down to 10 characters, the status never
-    short = item_line(item(long, "indexing", stage="embedding", done=4, total=35, seconds_left=5.0))[1]
-    assert len(short.replace("**", "")) == ROW_CHARS and short.endswith(" — embedding 4/35 · 5 s left")
-    later = item_line(item(long, seconds_left=40.0), 2)[1].replace("**", "")
-    assert len(later) <= ROW_CHARS and later.endswith(".pdf — 2nd in line · done in 40 s")
+    short = item_line(item(long, "indexing", stage="embedding", done=4, total=35, seconds_left=25.0))[1]
+    assert len(short.replace("**", "")) == ROW_CHARS and short.endswith(" — embedding 4/35 · 25 s left")
+    later = item_line(item(long, seconds_left=40.0), 2)[1].replace("**", "").replace("\\", "")
+    assert len(later) <= ROW_CHARS - 3 and later.endswith(".pdf — 2nd in line")  # 3: the clock icon's room
+    assert item_line(item("AverageTaxRates.xlsx", "indexing", stage="embedding", done=13, total=45,
+                          seconds_left=1.0))[1] == "**AverageTaxRates.xlsx** — embedding 13/45"
     assert short_name("a.pdf", 20) == "a.pdf" and short_name("quarterly-operations-review.txt", 20) == \
         "quarterly-…eview.txt" and len(short_name("x" * 90, 20)) == 20
 
