@@ -227,8 +227,8 @@ def _says(sentence: str, concept: str) -> bool:
 def _closest(blocks: Sequence[ContextBlock]) -> str:
     if not blocks:
         return f"\n{FOUND_PREFIX}: none were retrieved."
-    places = [f"{b.chunk.file_name} {b.chunk.location.label()}".strip() for b in blocks[:3]]
-    return f"\n{FOUND_PREFIX} (not an answer): " + "; ".join(places) + "."
+    places = dict.fromkeys(f"{b.chunk.file_name} {b.chunk.location.label()}".strip() for b in blocks[:3])
+    return f"\n{FOUND_PREFIX} (not an answer): " + "; ".join(places) + "."  # two passages of a slide: named once
 
 
 def _clean(sentence: str) -> str:
