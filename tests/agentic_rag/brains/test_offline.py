@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from agentic_rag import OfflineBrain
+from agentic_rag.brains.offline import _closest
 from agentic_rag.checks.claims import split_claims
 from agentic_rag.checks.verdicts import check_claim
 from agentic_rag.confidence import support_share
-from agentic_rag.brains.offline import _closest
 from tests.helpers.agent import _block, make_chunk
 
 
