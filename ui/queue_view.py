@@ -35,8 +35,9 @@ def item_line(item: QueueItem, position: int = 0) -> tuple[str, str]:
 
     A file still to do gets one short line (the sidebar shows it on one line, ROW_CHARS): its status first in
     importance, its name shortened in the middle when both would not fit (the whole name is on its Cancel
-    button's tooltip and, once indexed, in the library). The batch's time left is on the summary line above. A finished file reads as the library's result line
-    (ui.helpers.result_line), so a bad file keeps its reason wherever it is shown.
+    button's tooltip and, once indexed, in the library); the batch's time left is on the summary line above. A
+    finished file reads as the library's result line (ui.helpers.result_line), so a bad file keeps its reason
+    wherever it is shown.
     """
     if item.state == "queued":  # when the batch will be done is the summary line's to say
         waiting = "next in the queue" if position <= 1 else f"{_ordinal(position)} in line"
@@ -85,7 +86,7 @@ def one_line(item: QueueItem, state: str) -> bool:
     and finished ones with nothing to warn about; a failure or a warning keeps its whole reason in sight."""
     if not item.finished:
         return True
-    return state not in ("failed",) and not (item.result is not None and item.result.warnings)
+    return state != "failed" and not (item.result is not None and item.result.warnings)
 
 
 def queue_lines(items: Sequence[QueueItem]) -> list[tuple[QueueItem, str, str]]:
