@@ -1,0 +1,238 @@
+"""The scale-out candidate, measured: our retriever against Milvus Lite (in-engine BM25 + dense, fused by RRF).
+
+    .venv/bin/python bench/scale_out.py [--data-dir DIR]    # the FinanceBench library bench/quality.py built
+    .venv/bin/python bench/scale_out.py --smoke             # the sample corpus (evaluation.sample), a temp folder
+
+The same chunks and the same vectors: every chunk of the cached FinanceBench library (<data-dir>/financebench, built
+by bench/quality.py and never rebuilt here) is read from our Chroma store with its stored embedding and inserted into
+a Milvus Lite file in a temporary folder (dense FLOAT_VECTOR, COSINE, FLAT index: Milvus Lite builds no other; the
+text in a VARCHAR with Milvus's standard analyzer feeding a BM25 function into a SPARSE field). Each question is
+embedded once; that vector serves all three retrievers, so latency excludes the query embedding:
+  ours          HybridRetriever with bench/quality.py's "new" configuration (hybrid strategy), its keyword index
+                built from the store into the temporary folder as every process builds its own copy today;
+  milvus        hybrid_search: dense (top CANDIDATES) and BM25 (top CANDIDATES), RRFRanker(k=RRF_K), top DEPTH;
+  milvus-dense  dense search only, top DEPTH.
+Figures: page hit@1/@5/@10 and MRR@10 (evaluation.metrics, as bench/quality.py), per set (dev: 42 questions we tune
+on; subset: 29 held out) and together; query p50/p95 ms; the process's RSS (Milvus Lite runs as a child process,
+whose RSS is counted apart) after opening our library and after loading Milvus; disk of both stores; Milvus ingest
+seconds (insert + flush + load, the BM25 and dense indexes built inside) against the time our per-process keyword
+index takes to build from the store; a paired bootstrap (common.paired) of milvus minus ours. The last line printed
+is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import paired, scores, seconds
+from quality import CONFIGS, DEPTH, question_sets, smoke_sets
+
+from advanced_retrieval import HybridRetriever, KeywordIndex
+from evaluation import first_hit_rank
+from vector_db import OnnxEmbedder, VectorStore, make_client
+
+CANDIDATES = 30  # per list before fusion, as HybridRetriever's default `candidates`
+RRF_K = 60
+BATCH = 1000
+RETRIEVERS = ("ours", "milvus", "milvus-dense")
+
+
+class QueryVectors:
+    """The embedder with each question's vector computed once beforehand; a text not asked before is embedded
+    (and counted in `misses`, whose embedding time then falls in the latency)."""
+
+    def __init__(self, embedder, texts: list[str]):
+        self._embedder, self.dim, self.name = embedder, embedder.dim, embedder.name
+        self._vectors = {t: embedder.embed_query(t) for t in dict.fromkeys(texts)}
+        self.misses = 0
+
+    def embed(self, texts, progress=None):
+        return self._embedder.embed(texts, progress)
+
+    def embed_query(self, text: str):
+        if text not in self._vectors:
+            self.misses += 1
+            self._vectors[text] = self._embedder.embed_query(text)
+        return self._vectors[text]
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+
+def children_rss_mb(pid: int) -> float:
+    """RSS of every descendant process of `pid` (Milvus Lite's server), from /proc."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # the process ended while we looked
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        kids = [p for p, parent in parents.items() if parent == current]
+        found += kids
+        todo += kids
+    return sum(rss_mb(p) for p in found if Path(f"/proc/{p}").exists())
+
+
+def disk_mb(path: Path) -> float:
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return round(sum(p.stat().st_size for p in files) / 2**20, 1)
+
+
+def load_milvus(path: Path, store) -> tuple:
+    """A Milvus Lite collection at `path` holding every chunk of `store` with its stored vector; (client, seconds
+    to read our store, seconds to insert + flush + load)."""
+    from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+    started = time.perf_counter()
+    chunks = list(store.iter_chunks())
+    vectors = store.vectors([c.id for c in chunks])
+    read_s = time.perf_counter() - started
+    started = time.perf_counter()
+    client = MilvusClient(str(path))
+    schema = client.create_schema(auto_id=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=128)
+    schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True)
+    schema.add_field("file_name", DataType.VARCHAR, max_length=512)
+    schema.add_field("page", DataType.INT64)
+    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=len(next(iter(vectors.values()))))
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=["text"],
+                                 output_field_names=["sparse"]))
+    index = client.prepare_index_params()
+    index.add_index("dense", index_type="FLAT", metric_type="COSINE")
+    index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    client.create_collection("chunks", schema=schema, index_params=index)
+    rows = [{"id": c.id, "text": c.text, "file_name": c.file_name,
+             "page": c.location.page if c.location.page is not None else -1, "dense": vectors[c.id].tolist()}
+            for c in chunks]
+    for start in range(0, len(rows), BATCH):
+        client.insert("chunks", rows[start:start + BATCH])
+    client.flush("chunks")
+    client.load_collection("chunks")
+    return client, {c.id: c for c in chunks}, read_s, time.perf_counter() - started
+
+
+def milvus_ids(client, text: str, vector, hybrid: bool) -> list[str]:
+    from pymilvus import AnnSearchRequest, RRFRanker
+
+    if not hybrid:
+        got = client.search("chunks", data=[vector.tolist()], anns_field="dense", limit=DEPTH)
+    else:
+        requests = [AnnSearchRequest(data=[vector.tolist()], anns_field="dense", param={}, limit=CANDIDATES),
+                    AnnSearchRequest(data=[text], anns_field="sparse", param={}, limit=CANDIDATES)]
+        got = client.hybrid_search("chunks", requests, ranker=RRFRanker(RRF_K), limit=DEPTH)
+    return [hit["id"] for hit in got[0]]
+
+
+def run(root: Path, sets: dict[str, list], embedder, scratch: Path) -> dict:
+    """Every figure over the library at `root` and the questions of `sets` ({set: questions})."""
+    questions = [q for qs in sets.values() for q in qs]
+    vectors = QueryVectors(embedder, [q.question for q in questions])
+    store = VectorStore(make_client(root / "data"), vectors)
+    keyword_index = KeywordIndex(scratch / "bm25")
+    _, bm25_s = seconds(lambda: keyword_index.current(store))
+    ours = HybridRetriever(store, keyword_index, vectors, **CONFIGS["new"])
+    ours.retrieve(questions[0].question, DEPTH, "hybrid")  # warm-up (threads, first store reads)
+    rss_ours = rss_mb(os.getpid())
+    client, chunks, read_s, ingest_s = load_milvus(scratch / "milvus.db", store)
+    rss_after, rss_milvus = rss_mb(os.getpid()), children_rss_mb(os.getpid())
+    milvus_ids(client, questions[0].question, vectors.embed_query(questions[0].question), True)  # warm-up
+    ranks: dict = {name: [] for name in RETRIEVERS}
+    took: dict = {name: [] for name in RETRIEVERS}
+    for q in questions:
+        vector = vectors.embed_query(q.question)
+        hits, t = seconds(lambda q=q: [h.chunk for h in ours.retrieve(q.question, DEPTH, "hybrid")])
+        ranks["ours"].append(first_hit_rank(hits, q.gold))
+        took["ours"].append(t)
+        for name, hybrid in (("milvus", True), ("milvus-dense", False)):
+            ids, t = seconds(lambda q=q, v=vector, h=hybrid: milvus_ids(client, q.question, v, h))
+            ranks[name].append(first_hit_rank([chunks[i] for i in ids], q.gold))
+            took[name].append(t)
+    client.close()
+    bounds, start = {}, 0
+    for name, qs in sets.items():
+        bounds[name], start = (start, start + len(qs)), start + len(qs)
+    bounds["all"] = (0, len(questions))
+    per_set = {s: {r: ranks[r][a:b] for r in RETRIEVERS} for s, (a, b) in bounds.items()}
+    return {"chunks": len(chunks), "questions": {s: b - a for s, (a, b) in bounds.items()},
+            "scores": {s: {r: scores(rk) for r, rk in by.items()} for s, by in per_set.items()},
+            "paired": {s: {f"{r} - ours": paired(by["ours"], by[r]) for r in ("milvus", "milvus-dense")}
+                       for s, by in per_set.items()},
+            "latency_ms": {r: {"p50": round(1000 * statistics.median(t), 1),
+                               "p95": round(1000 * sorted(t)[int(0.95 * (len(t) - 1))], 1)} for r, t in took.items()},
+            "query_embeddings_in_latency": vectors.misses,
+            "rss_mb": {"after_opening_ours": round(rss_ours), "after_loading_milvus": round(rss_after),
+                       "milvus_lite_server": round(rss_milvus)},
+            "disk_mb": {"chroma": disk_mb(root / "data"), "our_bm25_cache": disk_mb(scratch / "bm25"),
+                        "milvus": disk_mb(scratch / "milvus.db")},
+            "seconds": {"our_bm25_build": round(bm25_s, 1), "read_our_store": round(read_s, 1),
+                        "milvus_ingest": round(ingest_s, 1)}, "ranks": ranks}
+
+
+def report(fig: dict) -> None:
+    print(f"\n== {fig['chunks']} chunks, questions {fig['questions']} ==")
+    for set_name, by in fig["scores"].items():
+        for name, s in by.items():
+            print(f"  {set_name:<7} {name:<13} hit@1 {s['hit1']:.3f}  hit@5 {s['hit5']:.3f}  hit@10 {s['hit10']:.3f}  "
+                  f"MRR@10 {s['mrr10']:.3f}")
+    for set_name, by in fig["paired"].items():
+        for label, d in by.items():
+            print(f"  {set_name:<7} {label:<20} " + ", ".join(
+                f"{m} {v['diff']:+.3f} CI {v['ci95']} (+{v['better']}/-{v['worse']})" for m, v in d.items()))
+    for key in ("latency_ms", "rss_mb", "disk_mb", "seconds"):
+        print(f"  {key}: {fig[key]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-quality",
+                        help="where bench/quality.py keeps its indexes and the exported model")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the five sample documents and their questions, indexed in a temporary folder")
+    args = parser.parse_args()
+    logging.getLogger("advanced_retrieval.library.knowledge_base").setLevel(logging.ERROR)
+    try:
+        import milvus_lite  # noqa: F401
+        import pymilvus  # noqa: F401
+    except ImportError as missing:
+        print(json.dumps({"bench": "scale_out", "size": "smoke" if args.smoke else "full",
+                          "skipped": f"{missing.name} is not installed (pip install -r requirements-dev.txt)"}))
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-scale-out-") as tmp:
+        scratch = Path(tmp)
+        if args.smoke:
+            from common import build_index
+
+            (sets, paths), = smoke_sets(scratch / "documents").values()
+            embedder = OnnxEmbedder(scratch / "models", quantized=False)
+            build_index(scratch / "library", embedder, paths).close()
+            root = scratch / "library"
+        else:
+            root = args.data_dir / "financebench"
+            if not (root / "data").is_dir():
+                sys.exit(f"{root} is absent: run bench/quality.py --only financebench first (or use --smoke)")
+            sets, _ = question_sets()["financebench"]
+            embedder = OnnxEmbedder(args.data_dir / "models", quantized=False)
+        fig = run(root, sets, embedder, scratch)
+    report(fig)
+    print(json.dumps({"bench": "scale_out", "size": "smoke" if args.smoke else "full", "depth": DEPTH,
+                      "candidates": CANDIDATES, "rrf_k": RRF_K, "load": os.getloadavg(), **fig}))
+
+
+if __name__ == "__main__":
+    main()
