@@ -11,10 +11,13 @@ embedded once; that vector serves all three retrievers, so latency excludes the 
   ours          HybridRetriever with bench/quality.py's "new" configuration (hybrid strategy), its keyword index
                 built from the store into the temporary folder as every process builds its own copy today;
   milvus        hybrid_search: dense (top CANDIDATES) and BM25 (top CANDIDATES), RRFRanker(k=RRF_K), top DEPTH;
-  milvus-dense  dense search only, top DEPTH.
+  milvus-dense  dense search only, top DEPTH;
+  ours-main, ours-vector  quality.py's "main" configuration, hybrid and vector: what the engine's plain fusion and
+                plain dense search should be compared with (our query understanding is not in Milvus).
 Figures: page hit@1/@5/@10 and MRR@10 (evaluation.metrics, as bench/quality.py), per set (dev: 42 questions we tune
-on; subset: 29 held out) and together; query p50/p95 ms; the process's RSS (Milvus Lite runs as a child process,
-whose RSS is counted apart) after opening our library and after loading Milvus; disk of both stores; Milvus ingest
+on; subset: 29 held out) and together; query p50/p95 ms; the process's RSS after opening our library and after
+loading Milvus (Milvus Lite 3 is a pure-Python engine inside this process, faiss for the dense index: its latency
+and memory are not a Milvus server's); disk of both stores; Milvus ingest
 seconds (insert + flush + load, the BM25 and dense indexes built inside) against the time our per-process keyword
 index takes to build from the store; a paired bootstrap (common.paired) of milvus minus ours. The last line printed
 is one JSON object.
@@ -23,6 +26,7 @@ is one JSON object.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -42,7 +46,10 @@ from vector_db import OnnxEmbedder, VectorStore, make_client
 CANDIDATES = 30  # per list before fusion, as HybridRetriever's default `candidates`
 RRF_K = 60
 BATCH = 1000
-RETRIEVERS = ("ours", "milvus", "milvus-dense")
+# ours: bench/quality.py's "new" configuration, hybrid; ours-main: its "main" (plain RRF of BM25 and vector lists);
+# ours-vector: Chroma's vector search alone, the check on milvus-dense (same vectors: the two should agree).
+OURS = {"ours": ("new", "hybrid"), "ours-main": ("main", "hybrid"), "ours-vector": ("main", "vector")}
+RETRIEVERS = (*OURS, "milvus", "milvus-dense")
 
 
 class QueryVectors:
@@ -67,25 +74,6 @@ class QueryVectors:
 def rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
-
-
-def children_rss_mb(pid: int) -> float:
-    """RSS of every descendant process of `pid` (Milvus Lite's server), from /proc."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (FileNotFoundError, ProcessLookupError):
-                continue  # the process ended while we looked
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        kids = [p for p, parent in parents.items() if parent == current]
-        found += kids
-        todo += kids
-    return sum(rss_mb(p) for p in found if Path(f"/proc/{p}").exists())
 
 
 def disk_mb(path: Path) -> float:
@@ -146,19 +134,23 @@ def run(root: Path, sets: dict[str, list], embedder, scratch: Path) -> dict:
     store = VectorStore(make_client(root / "data"), vectors)
     keyword_index = KeywordIndex(scratch / "bm25")
     _, bm25_s = seconds(lambda: keyword_index.current(store))
-    ours = HybridRetriever(store, keyword_index, vectors, **CONFIGS["new"])
-    ours.retrieve(questions[0].question, DEPTH, "hybrid")  # warm-up (threads, first store reads)
+    ours = {name: (HybridRetriever(store, keyword_index, vectors, **CONFIGS[config]), strategy)
+            for name, (config, strategy) in OURS.items()}
+    for retriever, strategy in ours.values():
+        retriever.retrieve(questions[0].question, DEPTH, strategy)  # warm-up (threads, first store reads)
     rss_ours = rss_mb(os.getpid())
     client, chunks, read_s, ingest_s = load_milvus(scratch / "milvus.db", store)
-    rss_after, rss_milvus = rss_mb(os.getpid()), children_rss_mb(os.getpid())
+    gc.collect()  # the rows built for the insert are garbage now; Milvus Lite 3 runs inside this process
+    rss_after = rss_mb(os.getpid())
     milvus_ids(client, questions[0].question, vectors.embed_query(questions[0].question), True)  # warm-up
     ranks: dict = {name: [] for name in RETRIEVERS}
     took: dict = {name: [] for name in RETRIEVERS}
     for q in questions:
         vector = vectors.embed_query(q.question)
-        hits, t = seconds(lambda q=q: [h.chunk for h in ours.retrieve(q.question, DEPTH, "hybrid")])
-        ranks["ours"].append(first_hit_rank(hits, q.gold))
-        took["ours"].append(t)
+        for name, (retriever, strategy) in ours.items():
+            hits, t = seconds(lambda q=q, r=retriever, s=strategy: [h.chunk for h in r.retrieve(q.question, DEPTH, s)])
+            ranks[name].append(first_hit_rank(hits, q.gold))
+            took[name].append(t)
         for name, hybrid in (("milvus", True), ("milvus-dense", False)):
             ids, t = seconds(lambda q=q, v=vector, h=hybrid: milvus_ids(client, q.question, v, h))
             ranks[name].append(first_hit_rank([chunks[i] for i in ids], q.gold))
@@ -171,13 +163,13 @@ def run(root: Path, sets: dict[str, list], embedder, scratch: Path) -> dict:
     per_set = {s: {r: ranks[r][a:b] for r in RETRIEVERS} for s, (a, b) in bounds.items()}
     return {"chunks": len(chunks), "questions": {s: b - a for s, (a, b) in bounds.items()},
             "scores": {s: {r: scores(rk) for r, rk in by.items()} for s, by in per_set.items()},
-            "paired": {s: {f"{r} - ours": paired(by["ours"], by[r]) for r in ("milvus", "milvus-dense")}
+            "paired": {s: {**{f"{r} - ours": paired(by["ours"], by[r]) for r in ("milvus", "milvus-dense")},
+                           "milvus - ours-main": paired(by["ours-main"], by["milvus"])}
                        for s, by in per_set.items()},
             "latency_ms": {r: {"p50": round(1000 * statistics.median(t), 1),
                                "p95": round(1000 * sorted(t)[int(0.95 * (len(t) - 1))], 1)} for r, t in took.items()},
             "query_embeddings_in_latency": vectors.misses,
-            "rss_mb": {"after_opening_ours": round(rss_ours), "after_loading_milvus": round(rss_after),
-                       "milvus_lite_server": round(rss_milvus)},
+            "rss_mb": {"after_opening_ours": round(rss_ours), "after_loading_milvus": round(rss_after)},
             "disk_mb": {"chroma": disk_mb(root / "data"), "our_bm25_cache": disk_mb(scratch / "bm25"),
                         "milvus": disk_mb(scratch / "milvus.db")},
             "seconds": {"our_bm25_build": round(bm25_s, 1), "read_our_store": round(read_s, 1),
