@@ -1,6 +1,7 @@
 """The scale-out candidate, measured: our retriever against Milvus Lite (in-engine BM25 + dense, fused by RRF).
 
     .venv/bin/python bench/scale_out.py [--data-dir DIR]    # the FinanceBench library bench/quality.py built
+    .venv/bin/python bench/scale_out.py --generated 100000  # and 100k generated chunks with hash vectors (scale)
     .venv/bin/python bench/scale_out.py --smoke             # the sample corpus (evaluation.sample), a temp folder
 
 The same chunks and the same vectors: every chunk of the cached FinanceBench library (<data-dir>/financebench, built
@@ -19,8 +20,8 @@ on; subset: 29 held out) and together; query p50/p95 ms; the process's RSS after
 loading Milvus (Milvus Lite 3 is a pure-Python engine inside this process, faiss for the dense index: its latency
 and memory are not a Milvus server's); disk of both stores; Milvus ingest
 seconds (insert + flush + load, the BM25 and dense indexes built inside) against the time our per-process keyword
-index takes to build from the store; a paired bootstrap (common.paired) of milvus minus ours. The last line printed
-is one JSON object.
+index takes to build from the store; a paired bootstrap (common.paired) of milvus minus ours. --generated N adds
+scale without quality (generated()); --smoke runs it at 500 chunks. The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -82,14 +83,21 @@ def disk_mb(path: Path) -> float:
 
 
 def load_milvus(path: Path, store) -> tuple:
-    """A Milvus Lite collection at `path` holding every chunk of `store` with its stored vector; (client, seconds
-    to read our store, seconds to insert + flush + load)."""
-    from pymilvus import DataType, Function, FunctionType, MilvusClient
-
+    """A Milvus Lite collection at `path` holding every chunk of `store` with its stored vector; (client, {id: chunk},
+    seconds to read our store, seconds to insert + flush + load)."""
     started = time.perf_counter()
     chunks = list(store.iter_chunks())
     vectors = store.vectors([c.id for c in chunks])
     read_s = time.perf_counter() - started
+    client, ingest_s = fill_milvus(path, chunks, vectors)
+    return client, {c.id: c for c in chunks}, read_s, ingest_s
+
+
+def fill_milvus(path: Path, chunks: list, vectors: dict) -> tuple:
+    """A Milvus Lite collection "chunks" at `path` holding `chunks` with `vectors` ({id: vector}); (client, seconds
+    to create, insert, flush and load it)."""
+    from pymilvus import DataType, Function, FunctionType, MilvusClient
+
     started = time.perf_counter()
     client = MilvusClient(str(path))
     schema = client.create_schema(auto_id=False)
@@ -112,13 +120,16 @@ def load_milvus(path: Path, store) -> tuple:
         client.insert("chunks", rows[start:start + BATCH])
     client.flush("chunks")
     client.load_collection("chunks")
-    return client, {c.id: c for c in chunks}, read_s, time.perf_counter() - started
+    return client, time.perf_counter() - started
 
 
-def milvus_ids(client, text: str, vector, hybrid: bool) -> list[str]:
+def milvus_ids(client, text: str, vector, hybrid: bool | None) -> list[str]:
+    """Top DEPTH chunk ids: hybrid (True), dense only (False) or BM25 only (None)."""
     from pymilvus import AnnSearchRequest, RRFRanker
 
-    if not hybrid:
+    if hybrid is None:
+        got = client.search("chunks", data=[text], anns_field="sparse", limit=DEPTH)
+    elif not hybrid:
         got = client.search("chunks", data=[vector.tolist()], anns_field="dense", limit=DEPTH)
     else:
         requests = [AnnSearchRequest(data=[vector.tolist()], anns_field="dense", param={}, limit=CANDIDATES),
@@ -176,6 +187,45 @@ def run(root: Path, sets: dict[str, list], embedder, scratch: Path) -> dict:
                         "milvus_ingest": round(ingest_s, 1)}, "ranks": ranks}
 
 
+def generated(size: int, scratch: Path, n_queries: int = 30) -> dict:
+    """Scale without quality: `size` generated chunks with hash vectors (bench/retrieval.py's corpus) in Milvus Lite
+    (ingest, disk, RSS, BM25 / dense / hybrid p50 and p95) and in our BM25Index (build, search p50 and p95). Our
+    whole hybrid retriever at 100k is measured by bench/retrieval.py (docs/performance.md)."""
+    import numpy as np
+    from retrieval import HashVectors, documents, queries, texts, vocabulary
+
+    from advanced_retrieval import BM25Index
+
+    words = vocabulary()
+    chunks = [c for d in documents(texts(size, size, words), 0) for c in d.chunks]
+    hashing = HashVectors()
+    vectors = dict(zip([c.id for c in chunks], hashing.embed([c.text for c in chunks]), strict=True))
+    qs = queries(n_queries, words)
+    query_vectors = [hashing.embed_query(q) for q in qs]
+    gc.collect()
+    rss_before = rss_mb(os.getpid())
+    index, bm25_s = seconds(lambda: BM25Index.build(chunks))
+    gc.collect()
+    rss_bm25 = rss_mb(os.getpid())
+    client, ingest_s = fill_milvus(scratch / f"generated-{size}.db", chunks, vectors)
+    del vectors
+    gc.collect()
+    rss_milvus = rss_mb(os.getpid())
+    took: dict = {"our_bm25": [], "milvus_bm25": [], "milvus_dense": [], "milvus_hybrid": []}
+    for q, v in zip(qs, query_vectors, strict=True):
+        took["our_bm25"].append(seconds(lambda q=q: index.search(q, CANDIDATES))[1])
+        for name, hybrid in (("milvus_bm25", None), ("milvus_dense", False), ("milvus_hybrid", True)):
+            took[name].append(seconds(lambda q=q, v=v, h=hybrid: milvus_ids(client, q, v, h))[1])
+    client.close()
+    return {"chunks": size, "queries": n_queries,
+            "latency_ms": {n: {"p50": round(1000 * float(np.percentile(t, 50)), 1),
+                               "p95": round(1000 * float(np.percentile(t, 95)), 1)} for n, t in took.items()},
+            "seconds": {"our_bm25_build": round(bm25_s, 1), "milvus_ingest": round(ingest_s, 1)},
+            "rss_mb": {"generated_corpus": round(rss_before), "our_bm25_index": round(rss_bm25 - rss_before),
+                       "milvus": round(rss_milvus - rss_bm25)},
+            "disk_mb": {"milvus": disk_mb(scratch / f"generated-{size}.db")}}
+
+
 def report(fig: dict) -> None:
     print(f"\n== {fig['chunks']} chunks, questions {fig['questions']} ==")
     for set_name, by in fig["scores"].items():
@@ -194,6 +244,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "docagent-bench-quality",
                         help="where bench/quality.py keeps its indexes and the exported model")
+    parser.add_argument("--generated", type=int, default=0, metavar="N",
+                        help="also N generated chunks with hash vectors in Milvus Lite and our BM25 (scale, no quality)")
     parser.add_argument("--smoke", action="store_true",
                         help="the five sample documents and their questions, indexed in a temporary folder")
     args = parser.parse_args()
@@ -221,7 +273,11 @@ def main() -> None:
             sets, _ = question_sets()["financebench"]
             embedder = OnnxEmbedder(args.data_dir / "models", quantized=False)
         fig = run(root, sets, embedder, scratch)
-    report(fig)
+        report(fig)
+        size = 500 if args.smoke else args.generated
+        if size:
+            fig["generated"] = generated(size, scratch)
+            print(f"\n== generated: {json.dumps(fig['generated'])}")
     print(json.dumps({"bench": "scale_out", "size": "smoke" if args.smoke else "full", "depth": DEPTH,
                       "candidates": CANDIDATES, "rrf_k": RRF_K, "load": os.getloadavg(), **fig}))
 
