@@ -127,9 +127,9 @@ def _convert(command: str, original: Path, target: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="docagent-slides-") as work:
         work_dir = Path(work)
         # A copy under a plain name: the original's name is its doc_id and suffix, but LibreOffice picks its
-        # import filter by the suffix and names the output after the input.
+        # import filter by the suffix and names the output after the input. The copy has no external links.
         source = work_dir / f"deck{original.suffix.lower()}"
-        shutil.copyfile(original, source)
+        without_external_links(original, source)
         args = [command, f"-env:UserInstallation={(work_dir / 'profile').as_uri()}", "--headless", "--norestore",
                 "--nolockcheck", "--convert-to", PDF_FILTER, "--outdir", str(work_dir / "out"), str(source)]
         try:
@@ -149,6 +149,43 @@ def _convert(command: str, original: Path, target: Path) -> None:
         shutil.copyfile(made, staged)
         os.replace(staged, target)
     log.info("slides of %s converted by LibreOffice", original.name)
+
+
+MAX_RELS_BYTES = 16 * 1024 * 1024  # a part's relationships list; far beyond any real deck's
+
+
+def without_external_links(original: Path, copy: Path) -> int:
+    """Copy the presentation `original` to `copy` without its external relationships (a picture, sound, video or
+    OLE object linked by URL, a hyperlink): LibreOffice fetches a linked picture while converting, which would tell
+    a third party that the document was opened. Returns how many were left out.
+
+    Raises:
+        SourceError: `original` is not a readable ZIP package.
+    """
+    import zipfile
+
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    removed = 0
+    try:
+        with zipfile.ZipFile(original) as source, zipfile.ZipFile(copy, "w", zipfile.ZIP_DEFLATED) as target:
+            for info in source.infolist():
+                if not info.filename.endswith(".rels"):
+                    with source.open(info) as part, target.open(info.filename, "w") as out:
+                        shutil.copyfileobj(part, out)
+                    continue
+                if info.file_size > MAX_RELS_BYTES:
+                    raise SourceError(f"{info.filename} is {info.file_size} bytes, too large for a list of links")
+                root = etree.fromstring(source.read(info), parser)
+                for rel in [r for r in root if str(r.get("TargetMode", "")).lower() == "external"]:
+                    root.remove(rel)
+                    removed += 1
+                target.writestr(info.filename, etree.tostring(root, xml_declaration=True, encoding="UTF-8",
+                                                              standalone=True))
+    except (zipfile.BadZipFile, etree.XMLSyntaxError, OSError) as error:
+        raise SourceError(f"cannot read the presentation's package: {error}") from error
+    return removed
 
 
 def _check_pages(pdf_path: Path, original: Path) -> None:

@@ -94,3 +94,61 @@ def test_the_preview_is_removed_with_its_document(tmp_path):
     assert [doc_id for doc_id, _path in originals.entries()] == ["c" * 64]  # a preview is no kept copy
     originals.remove("c" * 64)
     assert not copy.exists() and not preview.exists()
+
+
+@pytest.fixture
+def listener():
+    """A local HTTP server recording every request it gets (the stand-in for a third party's server)."""
+    import http.server
+    import threading
+
+    seen: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the standard library's name)
+            seen.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}", seen
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+def linked_deck(path: Path, url: str) -> Path:
+    """One slide with a picture linked by URL (not embedded) and a hyperlink, beside a text box."""
+    from pptx import Presentation
+    from pptx.opc.constants import RELATIONSHIP_TYPE as RT
+    from pptx.oxml.ns import qn
+    from pptx.util import Inches
+
+    picture = path.with_suffix(".png")
+    Image.new("RGB", (10, 10), "blue").save(picture)
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[6])
+    shape = slide.shapes.add_picture(str(picture), Inches(1), Inches(1), Inches(2), Inches(2))
+    blip = shape._element.blipFill.find(qn("a:blip"))
+    del blip.attrib[qn("r:embed")]
+    blip.set(qn("r:link"), slide.part.relate_to(f"{url}/tracker.png?opened=deck", RT.IMAGE, is_external=True))
+    box = slide.shapes.add_textbox(Inches(4), Inches(1), Inches(4), Inches(1))
+    box.text_frame.text = "Revenue by region"
+    box.text_frame.paragraphs[0].runs[0].hyperlink.address = f"{url}/page"
+    prs.save(str(path))
+    return path
+
+
+def test_a_linked_picture_is_never_fetched(tmp_path, listener):
+    """LibreOffice fetches a picture linked by URL while it converts: the copy it gets has no external links."""
+    url, seen = listener
+    original = linked_deck(tmp_path / ("e" * 64 + ".pptx"), url)
+    assert slide_images.without_external_links(original, tmp_path / "copy.pptx") == 2  # the picture, the link
+    if slide_images.office() is not None:
+        image = slide_images.render_slide_image(original, 1, ["revenue"])
+        assert image.page_count == 1 and image.highlighted_chars >= len("revenue")
+    assert seen == []
