@@ -200,7 +200,7 @@ def _slide(citation, original: Path, terms) -> bool:
     if not number:
         return False
     slide = sv.read_slide(original, number)
-    if slide_images.office() and not slide_images.has_preview(original):
+    if slide_images.office() and not slide_images.has_preview(original) and not slide_images.failed(original):
         with st.spinner("Drawing the slides with LibreOffice (once per file)…"):
             image, why = rendered_slide(str(original), original.stat().st_mtime, number, tuple(terms))
     else:
@@ -261,18 +261,28 @@ def show_table(table: sv.Table, terms=(), cells: set[str] | frozenset = frozense
 MATCH_COLOUR = "rgba(255, 214, 0, 0.35)"  # the page highlighter's yellow
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def rendered_slide(path: str, mtime: float, number: int, terms: tuple[str, ...]) -> tuple[sv.PageImage, str]:
-    """(image, how it was drawn) of a slide with the question's words marked: as LibreOffice draws it where it is
-    installed, else from its shapes (the caption says which, and why); cached like pages."""
+    """(image, why it is drawn from its shapes, or '') of a slide with the question's words marked: as LibreOffice
+    draws it where it is installed, else from its shapes (the caption says which, and why). Both are cached; a
+    slide LibreOffice could not draw for now (busy, out of time) is tried again at its next view."""
     why = "LibreOffice is not installed"
     if slide_images.office():
         try:
-            return slide_images.render_slide_image(Path(path), number, terms), ""
+            return _libreoffice_slide(path, mtime, number, terms), ""
         except sv.SourceError as error:  # the drawing from its shapes still shows the passage where it is
             log.warning("slide %d of %s drawn from its shapes: %s", number, Path(path).name, error)
             why = str(error)
-    return sv.render_slide(Path(path), number, terms), why
+    return _shapes_slide(path, mtime, number, terms), why
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _libreoffice_slide(path: str, mtime: float, number: int, terms: tuple[str, ...]) -> sv.PageImage:
+    return slide_images.render_slide_image(Path(path), number, terms)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _shapes_slide(path: str, mtime: float, number: int, terms: tuple[str, ...]) -> sv.PageImage:
+    return sv.render_slide(Path(path), number, terms)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

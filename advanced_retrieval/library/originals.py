@@ -169,7 +169,9 @@ class Originals:
         Only for a store known to be whole: the caller re-indexes the copies of documents the store lost first.
         """
         if self.shared is not None:
-            return self.settle_shared(set(keep_ids))
+            messages = self.settle_shared(set(keep_ids))
+            self._prune_previews()
+            return messages
         if not self.directory.is_dir():
             return []
         keep, removed = set(keep_ids), []
@@ -179,7 +181,19 @@ class Originals:
             elif path.is_file() and path.name.split(".", 1)[0] not in keep:
                 self.remove(path.name.split(".", 1)[0])
                 removed.append(path.name)
+        self._prune_previews()
         return [f"removed {len(removed)} stored original(s) of documents no longer indexed"] if removed else []
+
+    def _prune_previews(self) -> None:
+        """Remove what the viewer made of copies that are gone (a conversion that ended after its document was
+        deleted) and half-written previews."""
+        folder = self.directory / PREVIEWS
+        if not folder.is_dir():
+            return
+        here = {doc_id for doc_id, _path in self.entries()}
+        for path in folder.iterdir():
+            if path.name.startswith(".incoming-") or path.name.split(".", 1)[0] not in here:
+                path.unlink(missing_ok=True)
 
 
     def settle_shared(self, ready: set[str]) -> list[str]:

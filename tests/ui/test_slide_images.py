@@ -94,6 +94,13 @@ def test_the_preview_is_removed_with_its_document(tmp_path):
     assert [doc_id for doc_id, _path in originals.entries()] == ["c" * 64]  # a preview is no kept copy
     originals.remove("c" * 64)
     assert not copy.exists() and not preview.exists()
+    originals.keep("d" * 64, ".pptx", b"another deck")
+    kept = originals.path("d" * 64)
+    orphan, half = preview.parent / f"{'f' * 64}.pdf", preview.parent / f".incoming-{'d' * 64}.pdf"
+    for path in (preview_path(kept), orphan, half):  # a conversion that ended after its document was deleted
+        path.write_bytes(b"%PDF-")
+    originals.prune(["d" * 64])
+    assert sorted(p.name for p in preview.parent.iterdir()) == [f"{'d' * 64}.pdf"]
 
 
 @pytest.fixture
@@ -152,3 +159,14 @@ def test_a_linked_picture_is_never_fetched(tmp_path, listener):
         image = slide_images.render_slide_image(original, 1, ["revenue"])
         assert image.page_count == 1 and image.highlighted_chars >= len("revenue")
     assert seen == []
+
+
+@needs_office
+def test_a_view_waiting_for_another_conversion_is_drawn_later_not_given_up(tmp_path, monkeypatch):
+    original = deck(tmp_path / ("9" * 64 + ".pptx"))
+    monkeypatch.setattr(slide_images, "WAIT_FOR_OTHER_S", 0.01)
+    # another tab's conversion under way
+    with slide_images._converting, pytest.raises(slide_images.Busy, match="busy with another presentation"):
+        slide_images.preview_pdf(original)
+    assert not slide_images.failed(original)  # not remembered as a failure: the next view converts it
+    assert slide_images.render_slide_image(original, 3, ["revenue"]).page_count == 3
