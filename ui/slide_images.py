@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ui.helpers import match_spans
-from ui.source_viewer import SLIDE_FRAME, PageImage, SourceError, page_image, to_device
+from ui.source_viewer import SLIDE_FRAME, PageImage, SourceError, char_boxes, page_image, pdf_page
 
 CONVERT_TIMEOUT_S = 120.0  # a 48-slide deck with pictures took 26 s on 2 busy cores
 WAIT_FOR_OTHER_S = 5.0  # a view waits this long for another deck's conversion, then is drawn from its shapes
@@ -98,40 +98,20 @@ def render_slide_image(original: Path, number: int, terms: Sequence[str], width:
     Raises:
         SourceError: as preview_pdf, or the deck has no such slide.
     """
-    import pypdfium2 as pdfium
     from PIL import ImageDraw
 
-    pdf = pdfium.PdfDocument(str(preview_pdf(original)))
-    try:
-        if not 1 <= number <= len(pdf):
-            raise SourceError(f"the presentation has {len(pdf)} slides, there is no slide {number}")
-        page = pdf[number - 1]
+    with pdf_page(preview_pdf(original), number, "presentation", "slides") as (page, count):
         image = page.render(scale=width / max(page.get_width(), 1.0)).to_pil().convert("RGBA")
         ImageDraw.Draw(image).rectangle((0, 0, image.width - 1, image.height - 1), outline=SLIDE_FRAME)  # its edge
-        return page_image(image, _word_boxes(page, terms, image.size), len(pdf))
-    finally:
-        pdf.close()
+        return page_image(image, _word_boxes(page, terms, image.size), count)
 
 
 def _word_boxes(page, terms: Sequence[str], size: tuple[int, int]) -> list[tuple[float, float, float, float]]:
     """Pixel boxes of the characters of every word of the page that `terms` match (ui.helpers.match_spans, as
     the passage's text marks them)."""
-    import pypdfium2.raw as pdfium_c
-
-    textpage = page.get_textpage()
-    try:
-        count = textpage.count_chars()
-        text = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i) or 32) for i in range(count))
-        boxes = []
-        for start, end in match_spans(text, [t for t in terms if t.strip()]):
-            for index in range(start, end):
-                left, bottom, right, top = textpage.get_charbox(index)
-                x1, y1 = to_device(page, size, left, top)
-                x2, y2 = to_device(page, size, right, bottom)
-                boxes.append((min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)))
-        return boxes
-    finally:
-        textpage.close()
+    wanted = [t for t in terms if t.strip()]
+    return char_boxes(page, size, lambda text: [i for start, end in match_spans(text, wanted)
+                                                for i in range(start, end)])
 
 
 def _preview(original: Path) -> Path:

@@ -11,6 +11,7 @@ chunk's own text, so a missing or damaged original never breaks an answer.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import ctypes
 import io
@@ -141,19 +142,8 @@ def render_plain(path: Path, page_number: int, width: int = 900) -> bytes:
         picture = _image_frame(path, page_number)[0].convert("RGB")
         picture.thumbnail((width, max(1, round(picture.height * width / max(picture.width, 1)))))
     else:
-        import pypdfium2 as pdfium
-
-        try:
-            pdf = pdfium.PdfDocument(str(path))
-        except (pdfium.PdfiumError, OSError) as error:
-            raise SourceError(f"cannot open the PDF: {error}") from error
-        try:
-            if not 1 <= page_number <= len(pdf):
-                raise SourceError(f"the PDF has {len(pdf)} pages, there is no page {page_number}")
-            page = pdf[page_number - 1]
+        with pdf_page(path, page_number) as (page, _count):
             picture = page.render(scale=width / max(page.get_width(), 1.0)).to_pil().convert("RGB")
-        finally:
-            pdf.close()
     buffer = io.BytesIO()
     picture.save(buffer, format="PNG")
     return buffer.getvalue()
@@ -180,20 +170,29 @@ def render_pdf_page(path: Path, page_number: int, passage: str, width: int = 900
     Raises:
         SourceError: the file cannot be opened or has no such page.
     """
+    with pdf_page(path, page_number) as (page, count):
+        image = page.render(scale=width / max(page.get_width(), 1.0)).to_pil().convert("RGBA")
+        boxes = _passage_boxes(page, passage, image.size) or _scan_boxes(page, passage, image.size)
+        return page_image(image, boxes, count)
+
+
+@contextlib.contextmanager
+def pdf_page(path: Path, page_number: int, what: str = "PDF", unit: str = "pages"):
+    """(page `page_number` (1-based) of the PDF at `path`, its number of pages), open for the `with` block.
+
+    Raises:
+        SourceError: the file cannot be opened or has no such page (said of a `what` with `unit`).
+    """
     import pypdfium2 as pdfium
 
     try:
         pdf = pdfium.PdfDocument(str(path))
     except (pdfium.PdfiumError, OSError) as error:
-        raise SourceError(f"cannot open the PDF: {error}") from error
+        raise SourceError(f"cannot open the {what}: {error}") from error
     try:
         if not 1 <= page_number <= len(pdf):
-            raise SourceError(f"the PDF has {len(pdf)} pages, there is no page {page_number}")
-        page = pdf[page_number - 1]
-        scale = width / max(page.get_width(), 1.0)
-        image = page.render(scale=scale).to_pil().convert("RGBA")
-        boxes = _passage_boxes(page, passage, image.size) or _scan_boxes(page, passage, image.size)
-        return page_image(image, boxes, len(pdf))
+            raise SourceError(f"the {what} has {len(pdf)} {unit}, there is no {unit[:-1]} {page_number}")
+        yield pdf[page_number - 1], len(pdf)
     finally:
         pdf.close()
 
@@ -247,6 +246,12 @@ def _ocr_boxes(read, passage: str, width: int) -> list[tuple[float, float, float
 
 def _passage_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[float, float, float, float]]:
     """Pixel boxes of the passage's characters on the rendered page, in reading order."""
+    return char_boxes(page, size, lambda text: passage_char_indices(text, passage))
+
+
+def char_boxes(page, size: tuple[int, int], pick) -> list[tuple[float, float, float, float]]:
+    """Pixel boxes (for an image of `size`) of the characters of the page's text layer at the indices
+    `pick(page_text)` returns."""
     import pypdfium2.raw as pdfium_c
 
     textpage = page.get_textpage()
@@ -255,7 +260,7 @@ def _passage_boxes(page, passage: str, size: tuple[int, int]) -> list[tuple[floa
         # One character per index (get_text_range may insert or drop characters), so indices match char boxes.
         page_text = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i) or 32) for i in range(count))
         boxes = []
-        for index in passage_char_indices(page_text, passage):
+        for index in pick(page_text):
             left, bottom, right, top = textpage.get_charbox(index)
             x1, y1 = to_device(page, size, left, top)
             x2, y2 = to_device(page, size, right, bottom)
