@@ -346,6 +346,12 @@ class VectorStore:
         pinned = getattr(self._pin, "generation", None)
         return pinned if pinned is not None else library.read_generation(self._cols()[1])
 
+    @guarded
+    def live_generation(self) -> int:
+        """The generation as stored now, even inside a pinned() block: what an index kept in step with the store
+        must compare with before replacing itself (a pinned view may be older than what a writer published)."""
+        return library.read_generation(self._cols()[1])
+
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
         """Within the block, on this thread, every read takes the generation read once at its start: one

@@ -63,9 +63,11 @@ class KeywordIndex:
         if index is not None and index.generation == generation:
             return index
         with self._refresh_lock:  # one catch-up at a time; the others then find it done
-            # read again: a writer may have published and committed while this thread waited, and catching up
-            # to the generation read before the wait would put an older index back in its place
-            generation, index = store.generation(), self._index
+            # read again, as stored now: a writer may have published and committed while this thread waited (or
+            # before, while this thread's retrieval holds a pinned, older view of the store), and catching up to
+            # that older generation would put an older index back in place of the writer's
+            live = getattr(store, "live_generation", store.generation)
+            generation, index = live(), self._index
             if index is None or index.generation != generation:
                 index = self._index = self._catch_up(store, generation, index)
         return index
