@@ -1,12 +1,13 @@
-"""Retrieval quality per embedder (fp32 against int8 ONNX) and a hybrid fusion grid, on the FinanceBench subset.
+"""Retrieval quality per embedder (fp32 against bf16 and int8) and a hybrid fusion grid, on the FinanceBench subset.
 
     .venv/bin/python bench/embedders.py --smoke   # the sample set's 5 generated documents, sweep (a smoke run)
     .venv/bin/python bench/embedders.py --quick   # FinanceBench's short filings only (~400 chunks), no sweep
     .venv/bin/python bench/embedders.py           # all 11 FinanceBench PDFs in one index + the papers set, sweep
 
 Page-level hit@1, hit@5, hit@10 and MRR@10 (evaluation.metrics: a hit is a chunk of the gold file on a gold
-page) for vector, bm25, hybrid and auto, once on an fp32 index and once on an int8 index of the same chunks; in full mode, a grid of hybrid
-fusion settings (see GRID).
+page) for vector, bm25, hybrid and auto, on an index of the same chunks per embedder: fp32 (onnxruntime), bf16 (the same
+model run by OpenVINO with bfloat16 products, where the CPU has them: the app's default there) and int8 (quantised
+weights); in full mode, a grid of hybrid fusion settings (see GRID).
 Noise: with 29 questions one question moves hit@k by 0.034, so differences come with a paired bootstrap 95%
 interval over questions and the count of questions that got better or worse. The int8/fp32 verdict: int8 only
 if, on every dataset, neither vector nor hybrid loses more MRR@10 or hit@5 than the bootstrap's noise (the
@@ -41,6 +42,7 @@ from advanced_retrieval import HybridRetriever
 from evaluation import SAMPLE_DATASET, GoldSource, first_hit_rank, hit_at_k, load_dataset, make_sample_corpus
 from evaluation.sets import SETS_DIR
 from vector_db import OnnxEmbedder
+from vector_db.embedder import bf16_unavailable
 
 STRATEGIES = ("vector", "bm25", "hybrid", "auto")
 DEPTH = 10
@@ -52,6 +54,10 @@ QUICK_DOCS = ("AMCOR_2023Q4_EARNINGS", "JOHNSON_JOHNSON_2022Q4_EARNINGS", "JOHNS
 GRID = {"candidates": (30, 60, 100), "rrf_k": (10, 30, 60, 100), "exact_weight": (0.5, 1.0, 2.0, 3.0),
         "plain_weight": (0.5, 1.0)}
 DEFAULT = {"candidates": 30, "rrf_k": 60, "exact_weight": 2.0, "plain_weight": 1.0}
+# fp32 arithmetic, the same model in bfloat16 (where the CPU has it), int8 weights
+EMBEDDERS = {"fp32": {"runtime": "onnxruntime"}, "bf16": {"runtime": "openvino-bf16"}, "int8": {"quantized": True}}
+if bf16_unavailable() is not None:
+    del EMBEDDERS["bf16"]
 
 
 class MemoQueries:
@@ -132,43 +138,49 @@ def datasets(size: str, folder: Path) -> dict[str, tuple[list, list[Path]]]:
 
 
 def run_dataset(name: str, questions, pdfs, root: Path, models: Path, do_sweep: bool) -> dict:
-    """Every figure for one dataset: both embedders, every strategy, paired differences, the sweep."""
+    """Every figure for one dataset: each embedder, every strategy, paired differences, the sweep."""
     fig: dict = {"questions": len(questions), "files": len(pdfs)}
     ranks: dict[str, dict] = {}
-    for label, quantized in (("fp32", False), ("int8", True)):
-        embedder = MemoQueries(OnnxEmbedder(models, quantized=quantized))
+    for label, options in EMBEDDERS.items():
+        embedder = MemoQueries(OnnxEmbedder(models, **options))
         kb = build_index(root / f"{name}-{label}", embedder, pdfs)
         fig["chunks"] = kb.store.count()
         ranks[label], doc_hit1 = evaluate(kb, embedder, questions)
         fig[label] = {s: scores(r) | {"doc_hit1": doc_hit1[s]} for s, r in ranks[label].items()}
         if do_sweep and label == "fp32":
             fig["hybrid_sweep_fp32"] = sweep(kb, embedder, questions, ranks[label]["hybrid"])
-    fp32, int8 = ranks["fp32"], ranks["int8"]
+    fp32 = ranks["fp32"]
     fig["ranks"] = {label: ranks[label] for label in ranks}
-    fig["int8_minus_fp32"] = {s: paired(fp32[s], int8[s]) for s in ("vector", "hybrid")}
+    for label in ranks.keys() - {"fp32"}:
+        fig[f"{label}_minus_fp32"] = {s: paired(fp32[s], ranks[label][s]) for s in ("vector", "hybrid")}
     fig["hybrid_minus"] = {s: paired(fp32[s], fp32["hybrid"]) for s in ("vector", "bm25")}
     return fig
 
 
-def int8_verdict(figures: dict) -> tuple[str, str]:
-    """("int8" | "fp32", why): int8 only when no dataset shows a loss beyond the bootstrap noise."""
+def verdict(figures: dict, label: str) -> tuple[bool, str]:
+    """(kept, why) for `label` ("int8" or "bf16") against fp32: kept only when no dataset shows a loss beyond the
+    bootstrap noise."""
+    key = f"{label}_minus_fp32"
     losses = [f"{d} {s} {m} {v[m]['diff']:+.3f} (95% CI {v[m]['ci95']})"
-              for d, fig in figures.items() for s, v in fig["int8_minus_fp32"].items()
+              for d, fig in figures.items() for s, v in fig[key].items()
               for m in ("mrr10", "hit5") if v[m]["ci95"][1] < 0]
     if losses:
-        return "fp32", "int8 loses beyond noise: " + "; ".join(losses)
-    worst = min(v[m]["diff"] for fig in figures.values() for v in fig["int8_minus_fp32"].values()
-                for m in ("mrr10", "hit5"))
-    return "int8", f"no loss beyond noise (every 95% interval of int8 - fp32 reaches 0; worst mean {worst:+.3f})"
+        return False, f"{label} loses beyond noise: " + "; ".join(losses)
+    worst = min(v[m]["diff"] for fig in figures.values() for v in fig[key].values() for m in ("mrr10", "hit5"))
+    changed = sum(v[m]["better"] + v[m]["worse"] for fig in figures.values() for v in fig[key].values()
+                  for m in ("mrr10",))
+    return True, (f"no loss beyond noise (every 95% interval of {label} - fp32 reaches 0; worst mean {worst:+.3f}; "
+                  f"questions whose MRR changed, vector and hybrid together: {changed})")
 
 
 def report(name: str, fig: dict) -> None:
     print(f"\n== {name}: {fig['questions']} questions, {fig['files']} files, {fig['chunks']} chunks ==")
-    for label in ("fp32", "int8"):
+    for label in EMBEDDERS:
         for strategy, s in fig[label].items():
             print(f"  {label} {strategy:<7} hit@1 {s['hit1']:.3f}  hit@5 {s['hit5']:.3f}  hit@10 {s['hit10']:.3f}"
                   f"  MRR@10 {s['mrr10']:.3f}  (file hit@1 {s['doc_hit1']:.3f})")
-    for title, table in (("int8 - fp32 ", fig["int8_minus_fp32"]), ("hybrid - ", fig["hybrid_minus"])):
+    diffs = [(f"{label} - fp32 ", fig[f"{label}_minus_fp32"]) for label in EMBEDDERS if label != "fp32"]
+    for title, table in (*diffs, ("hybrid - ", fig["hybrid_minus"])):
         for strategy, d in table.items():
             print(f"  {title}{strategy}: " + ", ".join(
                 f"{m} {v['diff']:+.3f} CI {v['ci95']} (+{v['better']}/-{v['worse']})" for m, v in d.items()))
@@ -202,10 +214,12 @@ def main() -> None:
                    for name, (questions, pdfs) in datasets(size, Path(tmp)).items()}
     for name, fig in figures.items():
         report(name, fig)
-    choice, why = int8_verdict(figures)
-    print(f"\ndefault embedder: {choice} - {why}")
+    verdicts = {label: verdict(figures, label) for label in EMBEDDERS if label != "fp32"}
+    for label, (kept, why) in verdicts.items():
+        print(f"\n{label}: {'fit to replace fp32' if kept else 'not fit to replace fp32'} - {why}")
     print(json.dumps({"bench": "embedders", "size": size, "quick": args.quick, "depth": DEPTH, "datasets": figures,
-                      "default_embedder": choice, "why": why}))
+                      "bf16_unavailable": bf16_unavailable(),
+                      "verdicts": {label: {"fit": kept, "why": why} for label, (kept, why) in verdicts.items()}}))
 
 
 if __name__ == "__main__":

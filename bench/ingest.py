@@ -4,8 +4,8 @@
     .venv/bin/python bench/ingest.py --quick   # one paper + a 15-page generated PDF, store empty and at 2k chunks
     .venv/bin/python bench/ingest.py           # the four papers + a 100-page generated PDF, empty and at 10k
 
-Ours: KnowledgeBase.ingest_file (hash, parse and chunk in the isolated child, embed with OnnxEmbedder fp32 and
-int8, write to Chroma, update and save BM25), timed per stage: "parse" runs from the call to the store write
+Ours: KnowledgeBase.ingest_file (hash, parse and chunk in the isolated child, embed with OnnxEmbedder in fp32,
+in bf16 where the CPU has it (the app's default there) and int8, write to Chroma, update and save BM25), timed per stage: "parse" runs from the call to the store write
 (hashing, duplicate check, parsing), "embed" is the embedder's own time, "store" the rest of the store write
 (Chroma upserts, library records), "bm25" the rest until the file is indexed (BM25 update and save, the kept
 original, the commit that makes the document visible). Reference: sentence-transformers
@@ -33,6 +33,7 @@ from retrieval import HashVectors, documents, texts, vocabulary
 
 from evaluation import text_pdf
 from vector_db import OnnxEmbedder
+from vector_db.embedder import bf16_unavailable
 
 STAGES = ("parse", "embed", "store", "bm25")
 LINES_PER_PAGE, LINE_CHARS = 38, 88  # what fits a Letter page at 12 pt Helvetica with a line every 18 pt
@@ -204,13 +205,13 @@ def best(runs: list[dict]) -> dict:
 
 def targets(figures: dict, embedders) -> dict:
     """Per embedder: the worst end-to-end ratio to torch and the worst non-embedding share, over every corpus
-    and store size, against the targets (>= 2.5x torch; <= 25% of the embedding time)."""
+    and store size, against the targets (>= 3x torch, issue 28; <= 25% of the embedding time)."""
     out = {}
     for label in embedders:
         runs = [f for table in figures.values() for key, f in table.items() if key.startswith(f"{label}@")]
         worst_ratio = min(f["e2e_vs_torch"] for f in runs)
         worst_share = max(f["non_embed_over_embed"] for f in runs)
-        out[label] = {"min_e2e_vs_torch": worst_ratio, "reaches_2.5x": worst_ratio >= 2.5,
+        out[label] = {"min_e2e_vs_torch": worst_ratio, "reaches_3x": worst_ratio >= 3,
                       "max_non_embed_share": worst_share, "within_25pct": worst_share <= 0.25}
     return out
 
@@ -304,7 +305,14 @@ def main() -> None:
     sample = texts({"smoke": 8, "quick": 32, "full": 64}[size], 5, vocabulary())
     threads = fastest_torch_threads(model, sample)
     print("torch encoding a sample: " + ", ".join(f"{t} thread(s) {s:.1f} s" for t, s in threads.items()), flush=True)
-    embedders = {"fp32": OnnxEmbedder(args.cache), "int8": OnnxEmbedder(args.cache, quantized=True)}
+    # fp32 arithmetic (onnxruntime), the same model in bfloat16 (OpenVINO; the app's default where the CPU has it),
+    # int8 weights (onnxruntime): see vector_db/embedder.py
+    embedders = {"fp32": OnnxEmbedder(args.cache, runtime="onnxruntime")}
+    if bf16_unavailable() is None:
+        embedders["bf16"] = OnnxEmbedder(args.cache, runtime="openvino-bf16")
+    else:
+        print(f"bf16: not measured ({bf16_unavailable()})", flush=True)
+    embedders["int8"] = OnnxEmbedder(args.cache, quantized=True)
     for embedder in embedders.values():  # a session's first runs allocate its buffers; torch was warmed up too
         embedder.embed(sample)
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
@@ -312,8 +320,8 @@ def main() -> None:
     report(figures)
     verdict = targets(figures, embedders)
     for label, v in verdict.items():
-        print(f"{label}: end to end at least {v['min_e2e_vs_torch']}x torch (target 2.5x: "
-              f"{'met' if v['reaches_2.5x'] else 'missed'}); parse+store+bm25 at most "
+        print(f"{label}: end to end at least {v['min_e2e_vs_torch']}x torch (target 3x: "
+              f"{'met' if v['reaches_3x'] else 'missed'}); parse+store+bm25 at most "
               f"{v['max_non_embed_share']:.0%} of embedding (target 25%: {'met' if v['within_25pct'] else 'missed'})")
     print(json.dumps({"bench": "ingest", "size": size, "quick": args.quick, "rounds": rounds, "torch_threads_s": threads,
                       "targets": verdict, "corpora": figures}))
