@@ -63,11 +63,23 @@ def _stems(form: str) -> tuple[str, ...]:
     return tuple(tokenize(form))
 
 
-def _matches(form: str, surface: str, tokens: Sequence[str]) -> bool:
-    if any(written in surface for written in _written(form)):
-        return True
+@functools.cache
+def _openers(form: str) -> frozenset[str]:
+    """The first word of each way the form may be written: one of them is a word of any text it occurs in."""
+    return frozenset(word for written in _written(form) for word in written.split()[:1])
+
+
+def _matches(form: str, surface: str, tokens: Sequence[str], words: frozenset[str] = frozenset(),
+             stemmed: frozenset[str] = frozenset()) -> bool:
+    """Whether `form` occurs in the query (`surface`: _surface of it; `tokens`: its BM25 tokens). `words` and
+    `stemmed`, the sets of both when given, let a form refuse with set lookups (~400 forms a query)."""
+    openers = _openers(form)
+    if (not words or not openers or openers & words) and any(written in surface for written in _written(form)):
+        return True  # (when no way of writing the form starts at a word of the query, none is in it)
     stems = _stems(form)
-    return len(stems) >= 2 and _contains(tokens, stems)
+    if len(stems) < 2 or (stemmed and stems[0] not in stemmed):
+        return False
+    return _contains(tokens, stems)
 
 
 def expansion_phrases(query: str, entries: Sequence[Entry] = ENTRIES) -> tuple[str, ...]:
@@ -76,9 +88,10 @@ def expansion_phrases(query: str, entries: Sequence[Entry] = ENTRIES) -> tuple[s
     if not (query or "").strip():
         return ()
     surface, tokens = _surface(query), tokenize(query)
+    words, stemmed = frozenset(surface.split()), frozenset(tokens)
     found: dict[str, None] = {}
     for forms, phrases in entries:
-        if any(_matches(form, surface, tokens) for form in forms):
+        if any(_matches(form, surface, tokens, words, stemmed) for form in forms):
             found.update(dict.fromkeys(phrases))
     return tuple(found)
 

@@ -26,7 +26,7 @@ import re
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from advanced_retrieval.keyword.tokens import tokenize
 from advanced_retrieval.types import page_key
@@ -48,11 +48,18 @@ class Page:
     headings: tuple[str, ...]
     tokens: tuple[str, ...]
     chunk_ids: tuple[str, ...]
+    vocabulary: frozenset[str] = field(init=False, repr=False, compare=False)  # the tokens, for a quick refusal
+
+    def __post_init__(self):
+        object.__setattr__(self, "vocabulary", frozenset(self.tokens))
 
     def holds(self, phrase: Sequence[str]) -> bool:
         """True when the phrase's tokens occur in sequence in the headings."""
         n = len(phrase)
-        return n > 0 and any(tuple(self.tokens[i:i + n]) == tuple(phrase) for i in range(len(self.tokens) - n + 1))
+        if n == 0 or not all(token in self.vocabulary for token in phrase):  # most pages: a few set lookups
+            return False
+        phrase = tuple(phrase)
+        return any(self.tokens[i:i + n] == phrase for i in range(len(self.tokens) - n + 1))
 
 
 def _prose(line: str, following: str) -> bool:

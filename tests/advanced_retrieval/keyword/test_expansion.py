@@ -52,3 +52,25 @@ def test_each_phrase_once_in_vocabulary_order():
     assert len(phrases) == len(set(phrases))
     assert phrases.index("net cash provided by operating activities") < phrases.index("additions to property and "
                                                                                       "equipment")
+
+
+def test_the_quick_refusal_by_first_words_gives_what_the_full_scan_gives():
+    """expansion_phrases refuses a form when none of the ways it may be written starts at a word of the query
+    (set lookups, ~400 forms a query); on every form of the vocabulary, written plainly, as a compound, in
+    another inflection or not at all, the answer is the full scan's."""
+    from advanced_retrieval.keyword import expansion as ex
+    from advanced_retrieval.keyword.tokens import tokenize
+    from advanced_retrieval.keyword.vocabulary import ENTRIES
+
+    forms = [form for entry_forms, _ in ENTRIES for form in entry_forms]
+    queries = [f"What was the {form} in FY2022?" for form in forms[::3]]
+    queries += [f"the {form.replace(' ', '')}s of the group" for form in forms[1::5]]
+    queries += ["the capital expenditure of the year", "operating cashflow in 2022", "", "cash flowers", "Q22023 SG&A"]
+    checked = 0
+    for query in queries:
+        surface, tokens = ex._surface(query), tokenize(query)
+        words, stemmed = frozenset(surface.split()), frozenset(tokens)
+        for form in forms:
+            assert ex._matches(form, surface, tokens, words, stemmed) == ex._matches(form, surface, tokens), (query, form)
+            checked += ex._matches(form, surface, tokens)
+    assert checked > len(queries) // 2  # most queries hold a form: the comparison is not between two refusals

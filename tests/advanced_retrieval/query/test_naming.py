@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advanced_retrieval import BM25Index
+from advanced_retrieval.query.naming import Names
 from tests.helpers.retrieval import chunk
 
 
@@ -167,3 +168,14 @@ def test_a_title_word_weighs_less_than_a_file_name_and_a_repeated_word_counts_on
     names = Names.of(records, BM25Index.build(chunks).document_rates)
     assert names.named("How did Amcor's GAAP net income change from fiscal 2022 to fiscal 2023?") == ("amcor",)
     assert names.named("What were the fiscal results?") == ("ulta",)  # a title word still names when alone
+
+
+def test_beginnings_are_the_scan_of_every_longer_name_word():
+    """Names._beginnings (a set per document) answers what scanning the name words for a longer word that begins
+    with the query word answered."""
+    names = Names.of([])
+    words = frozenset({"mgmresorts", "amex", "americanexpress", "3m", "pepsico", "jpmorgan"})
+    beginnings = names._beginnings(words)
+    for key in ("mgmr", "mgmresort", "mgmresorts", "amer", "amex", "pepsi", "jpmo", "3mco", "zzzz", "american"):
+        assert (key in beginnings) == any(len(w) > len(key) and w.startswith(key) for w in words), key
+    assert names._beginnings(words) is beginnings  # made once per set of words

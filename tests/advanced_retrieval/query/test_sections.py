@@ -142,3 +142,13 @@ def test_headed_pages_of_the_only_document_or_of_the_asked_ones(store, tmp_path,
     asked = Filters(doc_ids=("GLOBEX_2022_10K",))  # "asking only about" one document
     assert first_page(on, asked) == ("GLOBEX_2022_10K", 5)
     assert first_page(on)[1] != 5  # two documents, none named or asked: no headed pages
+
+
+def test_a_page_holds_a_phrase_only_in_sequence_and_refuses_by_its_words_first():
+    from advanced_retrieval.query.sections import Page
+
+    page = Page(("a.pdf", 3), ("Consolidated Balance Sheets",), ("consolid", "balanc", "sheet"), ("c1",))
+    assert page.vocabulary == {"consolid", "balanc", "sheet"}
+    assert page.holds(("balanc", "sheet")) and page.holds(("consolid",)) and page.holds(["balanc", "sheet"])
+    assert not page.holds(("sheet", "balanc")) and not page.holds(("cash", "flow")) and not page.holds(())
+    assert not page.holds(("consolid", "sheet"))  # both words there, not in sequence
