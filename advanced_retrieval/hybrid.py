@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -18,6 +20,8 @@ from advanced_retrieval.query.sections import Sections
 from advanced_retrieval.seams import Store
 from advanced_retrieval.types import STRATEGIES, Filters, Hit, page_key
 from document_processor import Chunk
+
+log = logging.getLogger(__name__)
 from vector_db import Embedder
 
 
@@ -92,6 +96,51 @@ class HybridRetriever:
         self._sections = Sections(store)
         self._executor: ThreadPoolExecutor | None = None  # made on first hybrid query
         self._worker_lock = threading.Lock()
+        # warm_soon reads ahead only where asked for (the app's library): a one-shot command would pay for it
+        self.read_ahead = False
+        self._warm_at = 0.0
+        self._warmer: threading.Thread | None = None
+
+    # -- reading ahead --------------------------------------------------------------------------------------
+    def warm(self) -> dict[str, float]:
+        """Read now what each document's first question would read: its stored vectors (when the whole library
+        fits NamedDocuments' cache) and its pages' headings (Sections'). On the FinanceBench library (32 filings,
+        28,695 chunks) this takes ~2.6 s and brings a first question from ~30 ms to ~21 ms (p90 155 → 36 ms).
+        Figures: documents, vectors and sections read, seconds."""
+        started = time.perf_counter()
+        with _pinned(self._store):
+            index = self._bm25.current(self._store)
+            docs = self._named.documents(index)
+            vectors = self._named.read_ahead(index) if self.route else 0
+            sections = self._sections.read_ahead(docs, index.generation) if self.sections and self.expand else 0
+        return {"documents": len(docs), "vectors": vectors, "sections": sections,
+                "seconds": round(time.perf_counter() - started, 3)}
+
+    def warm_soon(self, delay: float = 2.0) -> None:
+        """warm() on a background thread `delay` seconds after the last call (a batch of writes warms once, after
+        its last file), when read_ahead is on; a failure is logged with its traceback (questions then read what
+        they need themselves, as without reading ahead)."""
+        if not self.read_ahead:
+            return
+        with self._worker_lock:
+            self._warm_at = time.monotonic() + delay
+            if self._warmer is None:
+                self._warmer = threading.Thread(target=self._warm_later, name="retrieval-read-ahead", daemon=True)
+                self._warmer.start()
+
+    def _warm_later(self) -> None:
+        while True:
+            with self._worker_lock:
+                wait = self._warm_at - time.monotonic()
+                if wait <= 0:
+                    self._warmer = None  # a later warm_soon starts another thread
+                    break
+            time.sleep(min(wait, 1.0))
+        try:
+            log.info("read ahead for first questions: %s", self.warm())
+        except Exception:
+            log.warning("reading ahead for the library's first questions failed; each question reads what it "
+                        "needs instead", exc_info=True)
 
     def documents(self) -> list:
         """The store's ready documents (DocumentRecord), sorted by file name."""

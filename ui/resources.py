@@ -64,6 +64,10 @@ def _library(key: tuple, _config: wiring.Config) -> Library:
                                     rebuild=rebuild)
     rebuild_requests().discard(str(config.data_dir))
     _OPENED.add(key)
+    # Read each document's vectors and headings ahead, now and after each batch of writes, on a background
+    # thread: a document's first question then costs what its later ones do (advanced_retrieval.hybrid).
+    kb.retriever.read_ahead = True
+    kb.retriever.warm_soon(0.0)
     return kb
 
 

@@ -219,6 +219,8 @@ class KnowledgeBase:
         try:
             with self._lock.hold():
                 result = self._write(parsed, report, started, source)
+            if result.status == "indexed":
+                self._retriever.warm_soon()  # the first questions after a batch read nothing (when enabled)
             return replace(result, warnings=tuple(parsed.warnings) + result.warnings) if result.status != "failed" \
                 else result
         except (StoreError, LockTimeout, BM25IndexError, OSError) as e:
@@ -427,6 +429,7 @@ class KnowledgeBase:
             self.originals.remove(record.doc_id)
             self._delete_tables([record.doc_id])
             self.keyword_index.publish(base.without_documents([record.doc_id], generation=self.store.generation()))
+        self._retriever.warm_soon()
         return record
 
     def clear(self) -> None:

@@ -308,6 +308,16 @@ class NamedDocuments:
         top = np.argsort(-scores, kind="stable")[:n]
         return [(ids[i], float(scores[i])) for i in top]
 
+    def read_ahead(self, index) -> int:
+        """Read every document's stored vectors now when the library fits MAX_CACHED_VECTORS, so a document's
+        first question reads nothing; the number of vectors read (0 when the library does not fit)."""
+        doc_ids = self.documents(index)
+        with self._lock:
+            missing = [d for d in doc_ids if (index.generation, d) not in self._vectors]
+        if not missing or sum(r.chunks for r in self._store.documents()) > self.MAX_CACHED_VECTORS:
+            return 0
+        return sum(len(ids) for ids, _ in self._read(missing, index).values())
+
     def _matrix(self, within: Filters, index) -> tuple[list[str], np.ndarray]:
         """The chunk ids `within` allows and their stored vectors (a row each), from the per-document cache;
         the documents not cached are read in one store call."""

@@ -137,6 +137,17 @@ class Sections:
         return [page for doc_id in doc_ids for page in self._of(doc_id, generation)
                 if any(page.holds(tokens) for tokens in wanted)]
 
+    def read_ahead(self, doc_ids: Sequence[str], generation: int) -> int:
+        """Read the pages of up to MAX_CACHED of these documents now (older generations' pages dropped first), so
+        their first questions read nothing; the number of documents read."""
+        with self._lock:
+            for key in [k for k in self._pages if k[1] != generation]:
+                del self._pages[key]
+        wanted = list(doc_ids)[:self.MAX_CACHED]
+        for doc_id in wanted:
+            self._of(doc_id, generation)
+        return len(wanted)
+
     def _of(self, doc_id: str, generation: int) -> list[Page]:
         key = (doc_id, generation)
         with self._lock:

@@ -152,3 +152,83 @@ def test_a_page_holds_a_phrase_only_in_sequence_and_refuses_by_its_words_first()
     assert page.holds(("balanc", "sheet")) and page.holds(("consolid",)) and page.holds(["balanc", "sheet"])
     assert not page.holds(("sheet", "balanc")) and not page.holds(("cash", "flow")) and not page.holds(())
     assert not page.holds(("consolid", "sheet"))  # both words there, not in sequence
+
+
+class _Counting:
+    """The store, counting the reads a first question about a document makes (its vectors, its pages)."""
+
+    def __init__(self, inner):
+        self._inner, self.reads = inner, []
+
+    def vectors(self, ids):
+        self.reads.append(("vectors", len(ids)))
+        return self._inner.vectors(ids)
+
+    def document_chunks(self, doc_id):
+        self.reads.append(("pages", doc_id))
+        return self._inner.document_chunks(doc_id)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def test_reading_ahead_leaves_a_documents_first_question_nothing_to_read(store, tmp_path, fake_embedder):
+    for name in ("ACME_2022_10K", "GLOBEX_2022_10K"):
+        store.add_document(doc(filing_pages(name), doc_id=name))
+    question = "What was the largest liability in ACME's balance sheet in 2022?"
+    cold_store, warm_store = _Counting(store), _Counting(store)
+    cold = HybridRetriever(cold_store, KeywordIndex(tmp_path / "bm25-cold"), fake_embedder)
+    warm = HybridRetriever(warm_store, KeywordIndex(tmp_path / "bm25-warm"), fake_embedder)
+    assert warm.warm() | {"seconds": 0} == {"documents": 2, "vectors": 12, "sections": 2, "seconds": 0}
+    read_ahead = list(warm_store.reads)
+    assert ("vectors", 12) in read_ahead and {("pages", "ACME_2022_10K"), ("pages", "GLOBEX_2022_10K")} <= set(read_ahead)
+    got_cold = [h.chunk.id for h in cold.retrieve(question, k=3, strategy="hybrid")]
+    got_warm = [h.chunk.id for h in warm.retrieve(question, k=3, strategy="hybrid")]
+    assert got_warm == got_cold  # the same answer
+    assert any(kind in ("vectors", "pages") for kind, _ in cold_store.reads)  # read by the question itself
+    assert [r for r in warm_store.reads[len(read_ahead):] if r[0] == "pages" or r == ("vectors", 12)] == []
+
+
+def test_a_library_larger_than_the_cache_reads_no_vectors_ahead(store, tmp_path, fake_embedder, monkeypatch):
+    from advanced_retrieval.query.naming import NamedDocuments
+
+    for name in ("ACME_2022_10K", "GLOBEX_2022_10K"):
+        store.add_document(doc(filing_pages(name), doc_id=name))
+    monkeypatch.setattr(NamedDocuments, "MAX_CACHED_VECTORS", 11)
+    retriever = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    assert retriever.warm()["vectors"] == 0
+
+
+def test_warm_soon_warms_once_after_the_last_call_only_when_asked_and_logs_a_failure(store, tmp_path, fake_embedder,
+                                                                                     caplog):
+    import threading
+    import time
+
+    store.add_document(doc(filing_pages("ACME_2022_10K"), doc_id="ACME_2022_10K"))
+    retriever = HybridRetriever(store, KeywordIndex(tmp_path / "bm25"), fake_embedder)
+    calls = []
+    done = threading.Event()
+    retriever.warm = lambda: calls.append(time.monotonic()) or done.set() or {}
+    retriever.warm_soon(0.0)
+    assert not done.wait(0.3) and calls == []  # off unless the owner asks for it (the app's library does)
+    retriever.read_ahead = True
+    for _ in range(5):  # a batch of writes: one warm, after the last
+        retriever.warm_soon(0.2)
+    assert done.wait(10) and len(calls) == 1
+    time.sleep(0.3)
+    assert len(calls) == 1
+
+    def broken():
+        done.set()
+        raise RuntimeError("store closed")
+
+    done.clear()
+    retriever.warm = broken
+    with caplog.at_level("WARNING", logger="advanced_retrieval.hybrid"):
+        retriever.warm_soon(0.0)
+        assert done.wait(10)
+        for _ in range(50):
+            if caplog.records:
+                break
+            time.sleep(0.05)
+    assert "reading ahead for the library's first questions failed" in caplog.text and "store closed" in caplog.text
