@@ -111,6 +111,10 @@ class HybridRetriever:
         with _pinned(self._store):
             index = self._bm25.current(self._store)
             docs = self._named.documents(index)
+            if sum(r.chunks for r in self._store.documents()) > NamedDocuments.MAX_CACHED_VECTORS:
+                # a larger library would only push itself out of the caches: nothing is read (bounded work)
+                return {"documents": len(docs), "vectors": 0, "sections": 0,
+                        "seconds": round(time.perf_counter() - started, 3)}
             vectors = self._named.read_ahead(index) if self.route else 0
             sections = self._sections.read_ahead(docs, index.generation) if self.sections and self.expand else 0
         return {"documents": len(docs), "vectors": vectors, "sections": sections,
