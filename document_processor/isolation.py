@@ -53,7 +53,7 @@ def warm_up(extra_modules: tuple[str, ...] = ()) -> None:
 def _context():
     ctx = multiprocessing.get_context("forkserver")
     # Only effective before the server starts; later calls keep the running server as it is.
-    ctx.set_forkserver_preload(PRELOAD + list(_main_script_imports()) + _extra_preload)
+    ctx.set_forkserver_preload(PRELOAD + _extra_preload + list(_main_script_imports()))
     return ctx
 
 

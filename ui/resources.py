@@ -58,7 +58,7 @@ def _library(key: tuple, _config: wiring.Config) -> Library:
 
     config = _config
 
-    warm_up(rt.main_script_imports(sys.modules["__main__"], sys.modules))  # parse children start in ms, not seconds
+    warm_up(rt.parse_preload(sys.modules["__main__"], sys.modules))  # parse children start in ms, not seconds
     rebuild = str(config.data_dir) in rebuild_requests()
     kb = wiring.open_knowledge_base(config.data_dir, embedder=load_embedder(config), environ=config.chroma,
                                     rebuild=rebuild)

@@ -218,6 +218,21 @@ def key_fingerprint(api_key: str) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()[:12] if api_key else ""
 
 
+PAGE_MODULE = "ui.page"  # what app.py imports: the page
+
+
+def parse_preload(main_module, modules: Mapping[str, object]) -> tuple[str, ...]:
+    """The modules the parser's fork server imports once for all its children: ui.parse_children first (it quiets
+    Streamlit's no-runtime warnings there), the page, and the main script's own imports.
+
+    The page is named, not found: `make run` (python -m ui.serve) opens the library, and so starts the fork
+    server, before Streamlit has run app.py, while its children will each run app.py (Streamlit makes it
+    __main__) and import the page: ~2.2 s a file when the server had not imported it.
+    """
+    return ("ui.parse_children", PAGE_MODULE,
+            *(m for m in main_script_imports(main_module, modules) if m not in ("ui.parse_children", PAGE_MODULE)))
+
+
 def main_script_imports(main_module, modules: Mapping[str, object]) -> tuple[str, ...]:
     """Modules the main script's top level imported (e.g. `streamlit.web.cli` for the `streamlit` launcher).
 

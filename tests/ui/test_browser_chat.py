@@ -235,7 +235,10 @@ def test_evaluate_page_runs_the_bundled_sample(server, browser):
         _shot(page, "10-evaluate-reasoning.png")
     finally:
         page.close()
-    assert "Traceback" not in log.read_text()
+    server_log = log.read_text()
+    assert "Traceback" not in server_log
+    # the parse children found the page imported by their fork server (ui.runtime.parse_preload), quietly
+    assert "No runtime found" not in server_log
 
 
 @pytest.fixture(scope="module")

@@ -43,6 +43,36 @@ def test_main_script_imports_traces_from_imports_to_their_module():
     assert rt.main_script_imports(main, modules) == ("json", "textwrap")
 
 
+def test_the_parse_fork_server_imports_the_page_even_when_make_run_opens_the_library_first():
+    """`make run` (python -m ui.serve) opens the library, so starts the parser's fork server, before Streamlit has
+    run app.py; each parse child then runs app.py and would import the page itself (~2.2 s a file)."""
+    import sys
+
+    import ui.serve
+
+    preload = rt.parse_preload(ui.serve, sys.modules)
+    assert preload[:2] == ("ui.parse_children", "ui.page") and len(set(preload)) == len(preload)
+    app_main = type(sys)("__main__")  # what Streamlit makes of app.py
+    exec("from ui.page import main", app_main.__dict__)
+    assert rt.parse_preload(app_main, sys.modules) == ("ui.parse_children", "ui.page")
+
+
+def test_the_parse_children_module_quiets_only_streamlits_no_runtime_warning():
+    import logging
+    import subprocess
+    import sys
+
+    from tests.helpers.paths import REPO
+
+    code = ("import ui.parse_children, ui.page, logging\n"
+            "print(logging.getLogger('streamlit.runtime.caching.cache_data_api').level, "
+            "logging.getLogger('streamlit').level <= logging.WARNING)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(logging.ERROR), "True"]
+    assert "No runtime found" not in done.stderr
+
+
 def test_strategy_labels_cover_every_strategy():
     from advanced_retrieval import STRATEGIES
 
