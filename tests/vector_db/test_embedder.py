@@ -191,6 +191,21 @@ def test_bf16_gives_the_fp32_vectors_and_the_same_neighbours(cache_dir, fp32_ari
 
 
 @needs_bf16
+def test_bf16_batches_come_in_few_widths_so_memory_stays_bounded(cache_dir, fp32_arithmetic):
+    """OpenVINO keeps kernels per input shape (RSS 260 -> 660 MB over 600 batches of every width); the widths are
+    rounded up to a multiple of WIDTH_STEP, the padding masked out."""
+    bf16 = OnnxEmbedder(cache_dir, batch_size=3, runtime="openvino-bf16")
+    widths = []
+    run = bf16._session.run
+    bf16._session.run = lambda outputs, feeds: widths.append(feeds["input_ids"].shape[1]) or run(outputs, feeds)
+    texts = [" ".join(["word"] * n) for n in range(1, 300, 7)]
+    vectors = bf16.embed(texts)
+    assert widths and all(w % embedder_mod.WIDTH_STEP == 0 for w in widths) and max(widths) == 256
+    assert len(set(widths)) <= 256 // embedder_mod.WIDTH_STEP
+    assert (vectors * fp32_arithmetic.embed(texts)).sum(axis=1).min() >= 0.9999
+
+
+@needs_bf16
 def test_bf16_is_safe_from_several_threads(cache_dir):
     bf16 = OnnxEmbedder(cache_dir, batch_size=2, runtime="openvino-bf16")
     expected = bf16.embed(TEXTS)
