@@ -20,9 +20,9 @@ from advanced_retrieval.query.sections import Sections
 from advanced_retrieval.seams import Store
 from advanced_retrieval.types import STRATEGIES, Filters, Hit, page_key
 from document_processor import Chunk
+from vector_db import Embedder
 
 log = logging.getLogger(__name__)
-from vector_db import Embedder
 
 
 def _normalised(text: str) -> str:
