@@ -10,7 +10,8 @@ Variables: DOCAGENT_DATA_DIR (default ./data), DOCAGENT_MODEL_DIR, DOCAGENT_FAKE
 hashing embedder, for tests and demos; DOCAGENT_FAKE_EMBED_DELAY=S makes it take S seconds per passage, so a
 browser test can catch a file mid-embedding), GOOGLE_API_KEY or GEMINI_API_KEY, DOCAGENT_GEMINI_MODEL,
 DOCAGENT_GEMINI_BASE_URL (a local Gemini stub), DOCAGENT_PROVIDER (gemini | local | offline),
-DOCAGENT_LOCAL_BASE_URL / _MODEL / _API_KEY, CHROMA_HOST / CHROMA_PORT / CHROMA_SSL.
+DOCAGENT_LOCAL_BASE_URL / _MODEL / _API_KEY, CHROMA_HOST / CHROMA_PORT / CHROMA_SSL, DOCAGENT_EMBED_RUNTIME
+(auto | onnxruntime | openvino-bf16: vector_db.embedder).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class Config:
     model_dir: Path | None = None
     fake_embedder: bool = False
     fake_embed_delay: float = 0.0
+    embed_runtime: str = ""  # DOCAGENT_EMBED_RUNTIME; "" is "auto" (vector_db.embedder.choose_runtime)
     gemini_key: str = field(default="", repr=False)
     gemini_base_url: str | None = None
     gemini_model: str = DEFAULT_GEMINI_MODEL
@@ -83,6 +85,7 @@ class Config:
             model_dir=Path(get("DOCAGENT_MODEL_DIR")).expanduser().resolve() if get("DOCAGENT_MODEL_DIR") else None,
             fake_embedder=get("DOCAGENT_FAKE_EMBEDDER").lower() in _TRUE,
             fake_embed_delay=float(get("DOCAGENT_FAKE_EMBED_DELAY") or 0.0),
+            embed_runtime=get("DOCAGENT_EMBED_RUNTIME").lower(),
             gemini_key=get("GOOGLE_API_KEY") or get("GEMINI_API_KEY"),  # both names Google documents
             gemini_base_url=get("DOCAGENT_GEMINI_BASE_URL") or None,
             gemini_model=get(GEMINI_MODEL_ENV) or DEFAULT_GEMINI_MODEL,
@@ -127,15 +130,15 @@ def model_config(config: Config, *, gemini_model: str | None = None, provider: s
 
 
 def make_embedder(config: Config):
-    """The hashing embedder with DOCAGENT_FAKE_EMBEDDER=1, else all-MiniLM-L6-v2 on ONNX Runtime (cached in
-    config.models)."""
+    """The hashing embedder with DOCAGENT_FAKE_EMBEDDER=1, else all-MiniLM-L6-v2 exported to ONNX (cached in
+    config.models), run by the runtime DOCAGENT_EMBED_RUNTIME names (default: bfloat16 where the CPU has it)."""
     if config.fake_embedder:
         from vector_db import HashingEmbedder
 
         return HashingEmbedder(delay=config.fake_embed_delay)
     from vector_db import OnnxEmbedder
 
-    return OnnxEmbedder(config.models)
+    return OnnxEmbedder(config.models, runtime=config.embed_runtime or None)
 
 
 def replace_data_dir(config: Config, data_dir: Path) -> Config:

@@ -106,3 +106,14 @@ class _Library:
     def __init__(self, retriever):
         self.retriever = retriever
         self.tables = None
+
+
+def test_the_embedding_runtime_comes_from_the_configuration(tmp_path, monkeypatch):
+    import vector_db
+
+    made = []
+    monkeypatch.setattr(vector_db, "OnnxEmbedder", lambda models, **options: made.append((models, options)))
+    for value, runtime in (("onnxruntime", "onnxruntime"), ("OpenVINO-bf16", "openvino-bf16"), ("", None)):
+        config = wiring.Config.from_env({"DOCAGENT_DATA_DIR": str(tmp_path), "DOCAGENT_EMBED_RUNTIME": value})
+        wiring.make_embedder(config)
+        assert made[-1] == (tmp_path / "models", {"runtime": runtime})

@@ -9,7 +9,7 @@ OpenVINO runs the very same fp32 model with bfloat16 products and fp32 sums: 1.8
 here (65 against 36 on 320 chunks of papers, 2 cores), vectors at cosine >= 0.99996 to fp32, the same retrieval
 figures (bench/embedders.py pairs them); fp32 arithmetic itself is near this machine's peak already (~160
 GFLOP/s), so nothing else doubles it at fp32 quality. Elsewhere, or without openvino installed, onnxruntime in
-fp32. DOCAGENT_EMBED_RUNTIME=onnxruntime forces fp32 arithmetic. Both give the same vector space, so a library
+fp32. runtime="onnxruntime" (DOCAGENT_EMBED_RUNTIME in the app, read by wiring) forces fp32 arithmetic. Both give the same vector space, so a library
 built by one is searched by the other and the embedder's name (what the store checks) is the same.
 """
 
@@ -42,7 +42,6 @@ _EXPORT_VERSION = 2  # bump when the export recipe changes, so old cached files 
 # (64 batches cut a 1,432-passage filing into three windows of different lengths).
 _WINDOW = 256
 WIDTH_STEP = 16  # OpenVINO's batches are padded to a multiple of this many tokens (see OnnxEmbedder)
-RUNTIME_ENV = "DOCAGENT_EMBED_RUNTIME"
 RUNTIMES = ("auto", "onnxruntime", "openvino-bf16")
 
 
@@ -166,14 +165,14 @@ def bf16_unavailable() -> str | None:
 
 
 def choose_runtime(requested: str | None, quantized: bool) -> tuple[str, str]:
-    """(runtime, why): "openvino-bf16" or "onnxruntime" for `requested` ("auto" by default, or RUNTIME_ENV).
+    """(runtime, why): "openvino-bf16" or "onnxruntime" for `requested` ("auto" when None).
 
     Raises:
         ValueError: an unknown runtime, bfloat16 asked for the int8 model, or asked where it cannot run.
     """
-    requested = requested or os.environ.get(RUNTIME_ENV) or "auto"
+    requested = requested or "auto"
     if requested not in RUNTIMES:
-        raise ValueError(f"unknown embedding runtime {requested!r} (from {RUNTIME_ENV} or the caller): "
+        raise ValueError(f"unknown embedding runtime {requested!r} (DOCAGENT_EMBED_RUNTIME in the app): "
                          f"use one of {', '.join(RUNTIMES)}")
     if quantized:
         if requested == "openvino-bf16":
@@ -211,7 +210,7 @@ class OnnxEmbedder:
             batches of 4-8 ran at 62-68 texts/s, 16 at 61-63, 32 at 57-58, 1 at 56 (2 cores; less padding, and
             the activations stay in cache).
         threads: the runtime's threads; default os.cpu_count().
-        runtime: "auto" (default; or RUNTIME_ENV): OpenVINO in bfloat16 where the CPU has it, else onnxruntime;
+        runtime: "auto" (default): OpenVINO in bfloat16 where the CPU has it, else onnxruntime;
             "onnxruntime" (fp32 arithmetic); "openvino-bf16". `self.runtime` says which runs, `self.runtime_why`
             why.
 

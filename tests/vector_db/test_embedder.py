@@ -226,13 +226,10 @@ def test_bf16_is_safe_from_several_threads(cache_dir):
     assert not errors and len(results) == 20 and all(np.allclose(r, expected, atol=1e-5) for r in results)
 
 
-def test_the_runtime_is_chosen_by_the_environment_and_refused_when_unknown_or_impossible(tmp_path, monkeypatch):
-    monkeypatch.setenv(embedder_mod.RUNTIME_ENV, "onnxruntime")
-    assert embedder_mod.choose_runtime(None, False) == ("onnxruntime", "asked for")
-    monkeypatch.setenv(embedder_mod.RUNTIME_ENV, "cuda")
+def test_the_runtime_is_chosen_by_its_caller_and_refused_when_unknown_or_impossible(tmp_path, monkeypatch):
+    assert embedder_mod.choose_runtime("onnxruntime", False) == ("onnxruntime", "asked for")
     with pytest.raises(ValueError, match="unknown embedding runtime 'cuda'.*DOCAGENT_EMBED_RUNTIME"):
-        OnnxEmbedder(tmp_path)
-    monkeypatch.delenv(embedder_mod.RUNTIME_ENV)
+        OnnxEmbedder(tmp_path, runtime="cuda")
     with pytest.raises(ValueError, match="int8 model runs on onnxruntime only"):
         embedder_mod.choose_runtime("openvino-bf16", True)
     assert embedder_mod.choose_runtime(None, True)[0] == "onnxruntime"
