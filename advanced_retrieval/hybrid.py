@@ -105,7 +105,8 @@ class HybridRetriever:
     def warm(self) -> dict[str, float]:
         """Read now what each document's first question would read: its stored vectors (when the whole library
         fits NamedDocuments' cache) and its pages' headings (Sections'). On the FinanceBench library (32 filings,
-        28,695 chunks) this takes ~2.6 s and brings a first question from ~30 ms to ~21 ms (p90 155 → 36 ms).
+        28,695 chunks) this takes ~2.6 s and brings a first question from 29.8 ms to 18.1 ms median (p90 135 →
+        36 ms; bench/quality.py).
         Figures: documents, vectors and sections read, seconds."""
         started = time.perf_counter()
         with _pinned(self._store):
