@@ -29,24 +29,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DATA, start_streamlit  # noqa: E402  (bench/ is on sys.path when run as a script)
+from common import CHROMIUM, DATA, browser_missing, start_streamlit  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from evaluation import text_pdf  # noqa: E402
 
 MODEL_CACHE = REPO / "test-artifacts" / "model-cache"
-CHROMIUM = Path("/usr/bin/chromium")
 OFFICE = ("office/xlsx/49609.xlsx", "office/docx/60316.docx", "office/pptx/60810.pptx")
 
-
-def missing() -> str | None:
-    """What this machine lacks to run the bench, with how to install it."""
-    if not CHROMIUM.exists():
-        return f"{CHROMIUM} is missing: install Debian's chromium (sudo apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright is not installed: .venv/bin/pip install -r requirements-dev.txt"
-    return None
 
 
 def files(size: str, folder: Path) -> list[Path]:
@@ -104,7 +93,7 @@ def main() -> None:
                         help="1 round, two generated files, the hashing embedder: checks that the bench runs")
     args = parser.parse_args()
     size = "smoke" if args.smoke else "full"
-    lacking = missing()
+    lacking = browser_missing()
     if lacking:
         print(json.dumps({"bench": "app_ingest", "size": size, "skipped": lacking}))
         return

@@ -29,9 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import start_streamlit  # noqa: E402  (bench/ is on sys.path when run as a script)
+from common import CHROMIUM, browser_missing, start_streamlit  # noqa: E402  (bench/ is on sys.path when run as a script)
 
-CHROMIUM = Path("/usr/bin/chromium")
 SHOT = REPO / "test-artifacts" / "bench-chats.png"
 QUESTION = "Which suppliers delivered the heat pumps and what did they cost?"
 SIZES = {"full": {"turns": 5_000, "wait_s": 300}, "smoke": {"turns": 200, "wait_s": 120}}
@@ -151,13 +150,9 @@ def main() -> None:
     size = "smoke" if args.smoke else "full"
     turns, wait_s = args.turns or SIZES[size]["turns"], args.wait or SIZES[size]["wait_s"]
     head = {"bench": "chats", "size": size, "turns": turns, "app": str(args.app)}
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        print(json.dumps({**head, "skipped": "Playwright is not installed (pip install -r requirements-dev.txt)"}))
-        return
-    if not CHROMIUM.exists():
-        print(json.dumps({**head, "skipped": "/usr/bin/chromium is missing (apt-get install chromium)"}))
+    lacking = browser_missing()
+    if lacking:
+        print(json.dumps({**head, "skipped": lacking}))
         return
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"

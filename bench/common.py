@@ -135,6 +135,20 @@ def build_index(root: Path, embedder, pdfs: Sequence[Path]):
     return kb
 
 
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium, which the browser benches drive through Playwright
+
+
+def browser_missing() -> str | None:
+    """What this machine lacks to run a browser bench (a system browser, Playwright), with how to install it."""
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} is missing: install Debian's chromium (sudo apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright is not installed: .venv/bin/pip install -r requirements-dev.txt"
+    return None
+
+
 def start_streamlit(command: Sequence[str], cwd: Path, env: dict, log: Path,
                     wait_s: float) -> tuple[subprocess.Popen, str]:
     """Start the app (`command` + Streamlit's port and address options) on a free 127.0.0.1 port, its output in

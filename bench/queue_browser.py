@@ -28,10 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import start_streamlit  # noqa: E402  (bench/ is on sys.path when run as a script)
+from common import CHROMIUM, browser_missing, start_streamlit  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 MODEL_CACHE = REPO / "test-artifacts" / "model-cache"
-CHROMIUM = Path("/usr/bin/chromium")
 # Seconds to wait for: the server to answer, a tab to show the app, a tab to list an upload. --smoke waits less.
 WAITS = {"full": (120, 180, 120), "smoke": (90, 90, 60)}
 
@@ -69,16 +68,6 @@ def round_trip(first, second, path: Path, wait_s: float) -> dict:
             "uploader_cleared": cleared}
 
 
-def missing() -> str | None:
-    """What this machine lacks to run the bench (a system browser, Playwright), with how to install it."""
-    if not CHROMIUM.exists():
-        return f"{CHROMIUM} is missing: install Debian's chromium (sudo apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright is not installed: .venv/bin/pip install -r requirements-dev.txt"
-    return None
-
 
 def measure(root: Path, fake: bool, rounds: int, models: Path, waits: tuple[float, float, float]) -> list[dict]:
     """Per round: seconds until tab 1 and the untouched tab 2 list the file uploaded in tab 1."""
@@ -115,7 +104,7 @@ def main() -> None:
     args = parser.parse_args()
     size = "smoke" if args.smoke else "full"
     fake, rounds = (True, 1) if args.smoke else (args.fake, args.rounds)
-    lacking = missing()
+    lacking = browser_missing()
     if lacking:
         print(json.dumps({"bench": "queue_browser", "size": size, "skipped": lacking}))
         return
