@@ -366,8 +366,25 @@ class VectorStore:
         finally:
             self._pin.generation = None
 
+    @contextlib.contextmanager
+    def unpinned(self) -> Iterator[None]:
+        """Within the block, on this thread, reads see the store as it is now, even inside pinned(): for an index
+        catching up to the live generation, whose content must be the live one too."""
+        held = getattr(self._pin, "generation", None)
+        self._pin.generation = None
+        try:
+            yield
+        finally:
+            self._pin.generation = held
+
     def _ready_ids(self) -> set[str]:
         return {r.doc_id for r in self._ready()}
+
+    @guarded
+    def chunk_counts(self) -> dict[str, int]:
+        """{doc_id: chunks} of the ready documents as stored now, even inside a pinned() block (an index catching up
+        to the live generation must see the live documents): one read of the records, no chunk is listed."""
+        return {r.doc_id: r.chunks for r in library.all_records(self._cols()[1]) if r.status == READY}
 
     @guarded
     def chunk_ids(self) -> list[str]:
@@ -478,7 +495,7 @@ class VectorStore:
             library.bump_generation(lib)
         if self.shared:
             self._sweep_originals(lib)
-        problem = vector_index.probe(chunks_col)
+        problem = vector_index.probe(chunks_col, documents=[(r.doc_id, r.chunks) for r in self._ready()])
         if problem:
             count = vector_index.rebuild(self._client, self._name, self._embedder, _COSINE, self._step())
             self._forget()

@@ -175,6 +175,13 @@ class BM25Index:
         return len(self._corpus.vocab)
 
     @cached_property
+    def documents(self) -> dict[str, int]:
+        """{doc_id: chunks} of the documents it holds: compared with the store's records (VectorStore.chunk_counts)
+        to tell whether it holds the store's documents without listing every chunk id."""
+        counts = np.bincount(self._corpus.doc_codes, minlength=len(self._corpus.doc_names))
+        return {name: int(n) for name, n in zip(self._corpus.doc_names, counts, strict=True) if n}
+
+    @cached_property
     def ids_hash(self) -> str:
         """sha256 of the sorted chunk ids, to compare with the store without comparing every id."""
         return ids_hash(self._corpus.chunk_ids)

@@ -47,6 +47,13 @@ def save_index(index, corpus: Corpus, model: bm25s.BM25 | None, directory: Path)
     _write_atomic(directory / MANIFEST, json.dumps(index.manifest() | {"files": files}))
 
 
+def relabel(directory: Path, generation: int) -> None:
+    """Record in a saved copy's manifest that it reflects store generation `generation` (its content unchanged:
+    a repair moved the generation without touching the documents it holds)."""
+    manifest = read_manifest(directory)
+    _write_atomic(directory / MANIFEST, json.dumps(manifest | {"generation": generation}))
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

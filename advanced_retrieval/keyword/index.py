@@ -6,7 +6,7 @@ generation, chunk count and a hash of the sorted chunk ids.
 
 Freshness: `current(store)` costs one generation read when nothing changed. When the generation moved (another
 process wrote), the saved copy is loaded if its manifest matches the store, else the index is brought up to date
-from the store: chunks gone from the store are dropped and only new ones are fetched and tokenised.
+from the store's records: documents gone from the store are dropped and only new ones are fetched and tokenised.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from advanced_retrieval.keyword.bm25 import BM25Index, ids_hash
+from advanced_retrieval.keyword.bm25 import BM25Index
 from advanced_retrieval.keyword.corpus import BM25IndexError, BM25Params
-from advanced_retrieval.keyword.files import read_manifest
+from advanced_retrieval.keyword.files import read_manifest, relabel
 
 log = logging.getLogger(__name__)
 
@@ -69,26 +69,33 @@ class KeywordIndex:
             live = getattr(store, "live_generation", store.generation)
             generation, index = live(), self._index
             if index is None or index.generation != generation:
-                index = self._index = self._catch_up(store, generation, index)
+                with getattr(store, "unpinned", nullcontext)():  # the content of that live generation
+                    index = self._index = self._catch_up(store, generation, index)
         return index
 
     def open(self, store) -> list[str]:
-        """Load the saved copy and check it fully against the store (generation, count, ids hash); rebuild what
-        is missing or stale. Returns human messages about what was repaired (none when all was in order)."""
-        generation, store_ids = store.generation(), store.chunk_ids()
+        """Load the saved copy and check it against the store's records: the same documents with the same chunk
+        counts (a document's chunks follow from its bytes, whose hash is its id); bring it up to date when not.
+        No chunk id is listed (~5 s at a million chunks): `cli.py check` compares every id. A copy whose
+        documents match but whose generation is older (a repair at open moved it) is used as it is, its manifest
+        relabelled (rather than the whole copy written again). Returns human messages about what was repaired
+        (none when all was in order)."""
+        generation, documents = store.generation(), store.chunk_counts()
         try:
             saved = self.load_saved()
         except BM25IndexError as e:
             saved = None
-            messages = [f"keyword index: {e}; rebuilding it from the store"] if store_ids else []
+            messages = [f"keyword index: {e}; rebuilding it from the store"] if documents else []
         else:
             messages = []
-            if saved.generation == generation and saved.ids_hash == ids_hash(store_ids):
-                self._index = saved
+            if saved.documents == documents:
+                if saved.generation != generation:
+                    self._relabel(generation)
+                self._index = saved.at_generation(generation)
                 return messages
-            messages.append(f"keyword index was stale ({saved.count} chunks, store has {len(store_ids)}); "
+            messages.append(f"keyword index was stale ({saved.count} chunks, store has {sum(documents.values())}); "
                             "bringing it up to date")
-        index = sync(saved or BM25Index(params=self.params), store, generation, store_ids)
+        index = sync(saved or BM25Index(params=self.params), store, generation, documents)
         self.publish(index)
         return messages
 
@@ -105,6 +112,15 @@ class KeywordIndex:
                 raise BM25IndexError(f"could not save the keyword index in {self.directory} ({e}); "
                                      f"is the disk full?") from e
             self._index = index
+
+    def _relabel(self, generation: int) -> None:
+        """The live saved copy recorded as reflecting `generation`; the caller holds the writers' lock."""
+        try:
+            name = (self.directory / _CURRENT).read_text(encoding="utf-8").strip()
+            relabel(self.directory / name, generation)
+        except OSError as e:
+            raise BM25IndexError(f"could not update the keyword index in {self.directory} ({e}); "
+                                 f"is the disk full?") from e
 
     def use(self, index: BM25Index) -> None:
         """Use `index` in memory without saving it (a failed write going back to the index it started from)."""
@@ -167,18 +183,21 @@ class KeywordIndex:
                 log.warning("could not remove old keyword index %s: %s", path, e)
 
 
-def sync(index: BM25Index, store, generation: int, store_ids: list[str] | None = None) -> BM25Index:
-    """`index` made to hold exactly the store's chunks: ids gone from the store dropped, new ones fetched and
-    tokenised. A full rebuild when `index` is empty; `store_ids` saves a second id scan when already read."""
-    wanted = set(store.chunk_ids() if store_ids is None else store_ids)
-    have = set(index.chunk_ids)
-    gone, new = have - wanted, wanted - have
+def sync(index: BM25Index, store, generation: int, documents: dict[str, int] | None = None) -> BM25Index:
+    """`index` made to hold exactly the store's ready documents: documents gone from the store (or stored with
+    another chunk count) dropped, new ones fetched and tokenised, so the cost follows the change, not the
+    library. A full rebuild when `index` is empty; `documents` ({doc_id: chunks}, VectorStore.chunk_counts)
+    saves reading the records again."""
+    wanted = store.chunk_counts() if documents is None else documents
+    have = index.documents
+    gone = [d for d, n in have.items() if wanted.get(d) != n]
+    new = {d for d, n in wanted.items() if have.get(d) != n}
     if gone:
-        index = index.without_chunks(gone, generation=generation)
+        index = index.without_documents(gone, generation=generation)
     if new:
-        if len(new) * 2 > len(wanted):  # mostly new: one sequential scan beats fetching by id
-            chunks = [c for c in store.iter_chunks() if c.id in new]
+        if sum(wanted[d] for d in new) * 2 > sum(wanted.values()):  # mostly new: one sequential scan
+            chunks = [c for c in store.iter_chunks() if c.doc_id in new]
         else:
-            chunks = store.get_chunks(sorted(new))
+            chunks = [c for d in sorted(new) for c in store.document_chunks(d)]
         index = index.with_chunks(chunks, generation=generation)
     return index.at_generation(generation)

@@ -3,6 +3,9 @@ discarded."""
 
 from __future__ import annotations
 
+import random
+from collections import Counter
+
 import pytest
 
 from testing import damage  # the cases and the fresh-process steps, shared with bench/damage.py
@@ -60,3 +63,33 @@ def test_an_interrupted_vector_index_rebuild_is_finished_or_discarded_at_open(tm
     client.create_collection("chunks-rebuild", embedding_function=None)  # killed while still copying
     assert VectorStore(client, fake_embedder).recover() == ["discarded an unfinished rebuild of the vector index"]
     assert "chunks-rebuild" not in {c.name for c in client.list_collections()}
+
+
+class _Listing:
+    """A chunk collection that notes every call listing all of its ids."""
+
+    def __init__(self, col):
+        self.col, self.full_listings = col, 0
+
+    def get(self, **kwargs):
+        self.full_listings += not kwargs.get("ids") and not kwargs.get("where")
+        return self.col.get(**kwargs)
+
+    def query(self, **kwargs):
+        return self.col.query(**kwargs)
+
+
+def test_the_probe_draws_its_sample_through_the_documents_without_listing_every_id(tmp_path, fake_embedder):
+    """Listing every id costs ~5 s at a million chunks, on every open; the records say which documents hold how
+    many chunks, so the sample is drawn through them, still uniformly over the chunks."""
+    store = VectorStore(make_client(tmp_path), fake_embedder)
+    records = [store.add_document(words_doc(f"d{i}.pdf", n, f"d{i}")) for i, n in enumerate((5, 40, 120))]
+    listing = _Listing(make_client(tmp_path).get_collection("chunks"))
+    documents = [(r.doc_id, r.chunks) for r in records]
+    assert [vector_index.probe(listing, seed=seed, documents=documents) for seed in range(5)] == [""] * 5
+    assert listing.full_listings == 0
+    owner = {c.id: c.doc_id for c in store.iter_chunks()}
+    drawn = Counter(owner[p] for s in range(40) for p in vector_index._sample(listing, random.Random(s), documents, 8))
+    small, middle, large = (drawn[r.doc_id] for r in records)
+    assert large > middle > small  # in proportion to their chunks (5 : 40 : 120)
+    assert vector_index.probe(listing, seed=1) == "" and listing.full_listings == 1  # without records: as before
