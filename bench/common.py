@@ -34,6 +34,18 @@ def seconds(fn: Callable):
     return result, time.perf_counter() - start
 
 
+def rss_mb(pid: int | None = None) -> float:
+    """A process's resident memory now (this one by default), in MB (Linux /proc)."""
+    with open(f"/proc/{pid or 'self'}/status") as status:
+        return round(next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024, 1)
+
+
+def disk_mb(path: Path) -> float:
+    """Bytes of the files at or under `path`, in MB."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return round(sum(p.stat().st_size for p in files) / 2**20, 1)
+
+
 def torch_model(threads: int | None = None):
     """sentence-transformers on the bundled model files, on the CPU (the reference encoder)."""
     import torch

@@ -32,19 +32,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from common import rss_mb  # noqa: E402  (bench/ is on sys.path when run as a script)
+
 from evaluation import text_pdf  # noqa: E402
 from testing.crash import make_embedder, open_kb  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SMOKE_MODELS = Path(tempfile.gettempdir()) / "docagent-bench-models"  # as bench/ingest.py's --cache default
-
-
-def rss_mb() -> float:
-    """This process's resident memory now, in MB (Linux /proc)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
 
 
 def corpus(quick: bool) -> list[Path]:

@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/retrieval.py --quick    # 2k and 10k chunks (~1-2 min)
     .venv/bin/python bench/retrieval.py            # 10k and 100k chunks
+    .venv/bin/python bench/retrieval.py --chunks 1000000 --data-dir DIR   # one size: a million passages (filling
+                                                   # takes ~40 min; DIR keeps the filled library for the next run)
     .venv/bin/python bench/retrieval.py --quality  # instead: hit@8 / MRR per strategy on real PDFs (~5 min)
     .venv/bin/python bench/retrieval.py --smoke    # 500 chunks, 8 queries, and the quality sweep on the sample
                                                    # corpus (evaluation.sample) in a temporary folder
@@ -13,21 +15,32 @@ candidates per retriever. torch runs with whichever of its default threads or 1 
 (on a loaded 2-core machine its default threads can be several times slower), so the ratio is conservative. The store is filled through VectorStore.add_document (documents of 500 chunks) with
 generated text (real English words from the model's vocabulary, Zipf-distributed, with years, amounts, percents
 and codes) and hash-seeded random unit vectors: embedding 100k chunks for real takes an hour and is not what is
-measured. --smoke checks that the bench runs at all: the latency figures at one tiny size, then the --quality
-sweep over the five generated documents of evaluation.sample (nothing from ../shared/data). The last line printed
-is one JSON object with every figure.
+measured. Above 200k chunks the reference (rank_bm25 scoring every chunk in Python, ~2 s a query at a million)
+answers a sample of REFERENCE_SAMPLE queries.
+
+Each size also measures writes and opens in fresh processes, as the app and the CLI run them (bench/library_ops.py,
+the filled library laid out as a data directory: Chroma in <size>/data/chroma, the keyword index in
+<size>/data/bm25): an open, a one-page ingest with the real embedder, an open after a SIGKILL in the middle of a
+write, a cold `cli.py search`, the disk the library takes and the RSS of each (--no-library skips them).
+
+--smoke checks that the bench runs at all: the latency figures and the fresh-process figures at one tiny size, then
+the --quality sweep over the five generated documents of evaluation.sample (nothing from ../shared/data). The last
+line printed is one JSON object with every figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import os
+import signal
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +49,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from common import disk_mb, rss_mb  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from advanced_retrieval import BM25Index, HybridRetriever, KeywordIndex, reciprocal_rank_fusion  # noqa: E402
 from document_processor import (  # noqa: E402
@@ -46,15 +61,20 @@ from document_processor import (  # noqa: E402
     model_files,  # noqa: E402
 )
 from vector_db import OnnxEmbedder, VectorStore, make_client  # noqa: E402
+from vector_db.embedder import MODEL_NAME  # noqa: E402
 
 CHUNKS_PER_DOC = 500  # Chroma writes ~300 chunks/s here whatever the size; fewer documents, less overhead
 CANDIDATES, TOP_K = 30, 8
+FILL_BLOCK = 10 * CHUNKS_PER_DOC
+REFERENCE_SAMPLE = 12  # queries the reference answers above 200k chunks
 
 
 class HashVectors:
     """Stands in for the embedder while filling the store: a random unit vector seeded by the text's hash."""
 
-    dim, name = 384, "bench-hash-384"
+    # the real embedder's name: the filled library then opens in the app, the CLI and KnowledgeBase like any other
+    # (their query embedding is real; the stored vectors are these)
+    dim, name = 384, f"{MODEL_NAME}/onnx-fp32"
 
     def embed(self, texts, progress=None):
         out = np.empty((len(texts), self.dim), dtype=np.float32)
@@ -124,11 +144,13 @@ def seconds(fn):
 class Reference:
     """The reference app's design: rank_bm25 over whitespace tokens, torch query encoding, same fusion."""
 
-    def __init__(self, store, chunk_texts: list[str], ids: list[str], model):
+    def __init__(self, store, chunk_texts: Iterable[str], ids: list[str], model):
         from rank_bm25 import BM25Okapi
 
         self.store, self.ids, self.model = store, ids, model
-        self.bm25 = BM25Okapi([t.lower().split() for t in chunk_texts])
+        # the same tokens as lower().split(), interned so that a million chunks' token dicts fit in memory (one
+        # string per word instead of one per occurrence; lookups and scores are the same)
+        self.bm25 = BM25Okapi([sys.intern(w) for w in t.lower().split()] for t in chunk_texts)
 
     def bm25_top(self, query: str) -> list[str]:
         scores = self.bm25.get_scores(query.lower().split())
@@ -150,7 +172,14 @@ def stage(size: int, store, keyword: KeywordIndex, retriever, reference_model, w
     index, build_s = seconds(lambda: BM25Index.build(chunk_list))
     fig = {"chunks": size, "store_scan_s": round(scan_s, 2), "bm25_full_build_s": round(build_s, 2),
            "bm25_vocabulary": index.vocabulary_size}
-    fig["bm25_open_catch_up_s"] = round(seconds(lambda: keyword.open(store))[1], 2)
+    ids = [c.id for c in chunk_list]
+    (reference, ref_build_s) = seconds(lambda: Reference(store, (c.text for c in chunk_list), ids, reference_model))
+    fig["reference_bm25_build_s"] = round(ref_build_s, 2)
+    chunk_list.clear()  # a million chunks' texts: gigabytes no longer needed
+    gc.collect()
+    with tempfile.TemporaryDirectory() as empty:  # catching up from nothing: every chunk read and tokenised
+        fig["bm25_open_catch_up_s"] = round(seconds(lambda: KeywordIndex(Path(empty)).open(store))[1], 2)
+    keyword.open(store)  # the library's own saved copy, which the fresh processes of library_figures find
     extra = documents(texts(CHUNKS_PER_DOC, 99, words), 90000)[0].chunks
     fig["bm25_rebuild_add_doc_s"] = round(seconds(lambda: index.with_chunks(extra, generation=1))[1], 3)
     fig["bm25_rebuild_delete_doc_s"] = round(seconds(lambda: index.without_documents(["doc00000"], generation=1))[1], 3)
@@ -158,16 +187,18 @@ def stage(size: int, store, keyword: KeywordIndex, retriever, reference_model, w
         fig["bm25_save_s"] = round(seconds(lambda: index.save(Path(tmp)))[1], 3)
         fig["bm25_load_s"] = round(seconds(lambda: BM25Index.load(Path(tmp)))[1], 3)
     fig["freshness_check_ms"] = round(percentiles(lambda _: keyword.current(store), list(range(50)))[0], 3)
-    ids = [c.id for c in chunk_list]
-    (reference, ref_build_s) = seconds(lambda: Reference(store, [c.text for c in chunk_list], ids, reference_model))
-    fig["reference_bm25_build_s"] = round(ref_build_s, 2)
     vectors = [store_vector(q) for q in qs]
     fig["chroma_query_p50_ms"], _ = percentiles(lambda v: store.query(v, CANDIDATES), vectors)
     fig["ours_bm25_p50_ms"], _ = percentiles(lambda q: index.search(q, CANDIDATES), qs)
-    fig["reference_bm25_p50_ms"], _ = percentiles(reference.bm25_top, qs)
+    fig["reference_bm25_p50_ms"], _ = percentiles(reference.bm25_top, qs[:REFERENCE_SAMPLE], warmup=1)
     fig["ours_hybrid_p50_ms"], fig["ours_hybrid_p95_ms"] = percentiles(
         lambda q: retriever.retrieve(q, k=TOP_K, strategy="hybrid"), qs)
-    fig["reference_hybrid_p50_ms"], fig["reference_hybrid_p95_ms"] = percentiles(reference.retrieve, qs)
+    fig["rss_mb"] = rss_mb()  # the store, both keyword indexes and the reference's, all in this process
+    # a million chunks: rank_bm25 scores every chunk in Python (seconds a query), so a sample of the queries
+    ref_qs = qs if size <= 200_000 else qs[:REFERENCE_SAMPLE]
+    fig["reference_queries"] = len(ref_qs)
+    fig["reference_hybrid_p50_ms"], fig["reference_hybrid_p95_ms"] = percentiles(reference.retrieve, ref_qs,
+                                                                                 warmup=1)
     fig["hybrid_p50_ratio"] = round(fig["reference_hybrid_p50_ms"] / fig["ours_hybrid_p50_ms"], 1)
     fig["hybrid_p95_ratio"] = round(fig["reference_hybrid_p95_ms"] / fig["ours_hybrid_p95_ms"], 1)
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in fig.items()}
@@ -189,17 +220,98 @@ def report(fig: dict) -> None:
           f"{fig['bm25_rebuild_add_doc_s']} s, after deleting one {fig['bm25_rebuild_delete_doc_s']} s; "
           f"save {fig['bm25_save_s']} s, load {fig['bm25_load_s']} s; per-query freshness check "
           f"{fig['freshness_check_ms']} ms")
+    print(f"  this process's RSS with the store, both keyword indexes and the reference: {fig['rss_mb']:.0f} MB; "
+          f"reference timed on {fig['reference_queries']} queries")
+    if "open_s" in fig:
+        print(f"  fresh processes: open {fig['open_s']} s (whole command {fig['open_command_s']} s, peak RSS "
+              f"{fig['open_rss_mb']} MB); "
+              f"one-page ingest {fig['one_page_ingest_s']} s ({fig['one_page_chunks']} chunks); open after a "
+              f"SIGKILL while {fig['killed_in']} {fig['open_after_kill_s']} s (repairs: "
+              f"{'; '.join(fig['open_after_kill_repairs']) or 'none'}); cold `cli.py search` "
+              f"{fig['cli_search_cold_s']} s; disk {fig['disk_mb']:.0f} MB")
 
 
 def filled_store(root: Path, size: int, words: np.ndarray) -> tuple[VectorStore, KeywordIndex]:
     """A store under `root` holding `size` generated chunks (kept between runs when `root` is kept)."""
     store = VectorStore(make_client(root / "data"), HashVectors())
-    have = store.count()
-    if have < size:
-        fresh = documents(texts(size - have, size + have, words), have // CHUNKS_PER_DOC)
-        (_, fill_s) = seconds(lambda: [store.add_document(d) for d in fresh])
-        print(f"store filled to {store.count():,} chunks through VectorStore.add_document ({fill_s:.0f} s)", flush=True)
-    return store, KeywordIndex(root / "bm25")
+    have, start = store.count(), time.perf_counter()
+    while have < size:  # blocks of FILL_BLOCK chunks: a million texts at once would need ~10 GB of strings
+        block = min(FILL_BLOCK, size - have)
+        for doc in documents(texts(block, size + have, words), have // CHUNKS_PER_DOC):
+            store.add_document(doc)
+        have += block
+        if have % (10 * FILL_BLOCK) == 0 or have == size:
+            print(f"  {have:,} chunks stored ({time.perf_counter() - start:.0f} s)", flush=True)
+    if time.perf_counter() - start > 1:
+        print(f"store filled to {store.count():,} chunks through VectorStore.add_document "
+              f"({time.perf_counter() - start:.0f} s)", flush=True)
+    return store, KeywordIndex(root / "data" / "bm25")  # where the app finds it (wiring.knowledge_base)
+
+
+OPS = Path(__file__).with_name("library_ops.py")
+
+
+def op(kind: str, data_dir: Path, *extra: str | Path) -> dict:
+    """bench/library_ops.py KIND in a fresh process: its JSON figures, with the whole command's wall seconds."""
+    command = [sys.executable, str(OPS), kind, str(data_dir), *map(str, extra)]
+    done, wall = seconds(lambda: subprocess.run(command, capture_output=True, text=True, timeout=3600))
+    if done.returncode != 0:
+        raise RuntimeError(f"{kind} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "command_s": round(wall, 2)}
+
+
+def killed_while_writing(data_dir: Path, path: Path, after_s: float = 1.0) -> str:
+    """Start indexing `path` in a fresh process and SIGKILL it `after_s` seconds into the store's write; returns
+    the stage it was in."""
+    command = [sys.executable, str(OPS), "die-writing", str(data_dir), str(path)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.monotonic() + 3600
+        for line in child.stdout:
+            if line.startswith("WRITING"):
+                time.sleep(after_s)
+                break
+            if time.monotonic() > deadline:
+                break
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    return line.split()[-1] if line.startswith("WRITING") else f"never wrote: {line.strip()!r}"
+
+
+def one_page(path: Path, words: np.ndarray, seed: int) -> Path:
+    """A one-page text file (~450 words): what a person adds to a large library in one go."""
+    path.write_text("\n\n".join(texts(3, seed, words)), encoding="utf-8")
+    return path
+
+
+def library_figures(root: Path, size: int, words: np.ndarray, query: str) -> dict:
+    """Writes and opens of the filled library at `root`/data, each in a fresh process as the app and the CLI run:
+    the first open (keyword index built from the store and saved), a plain open, a one-page ingest (real
+    embedder), an open after a SIGKILL in the middle of a write, a cold `cli.py search`; the disk it takes."""
+    data = root / "data"
+    files = root / "files"
+    files.mkdir(exist_ok=True)
+    fig = {}
+    op("open", data)  # the first also exports the model into the data directory (a cold start's one-off)
+    plain = op("open", data)
+    fig["open_s"], fig["open_command_s"], fig["open_rss_mb"] = plain["open_s"], plain["command_s"], plain["peak_rss_mb"]
+    page = op("ingest", data, one_page(files / f"page-{size}-{time.time_ns()}.txt", words, time.time_ns() % 2**31))
+    if page["status"] != "indexed":
+        raise RuntimeError(f"the one-page ingest was {page['status']}: {page['reason']}")
+    fig["one_page_ingest_s"], fig["one_page_chunks"] = page["ingest_s"], page["chunks"]
+    big = files / f"long-{size}-{time.time_ns()}.txt"
+    big.write_text("\n\n".join(texts(600, time.time_ns() % 2**31, words)), encoding="utf-8")
+    fig["killed_in"] = killed_while_writing(data, big)
+    after = op("open", data)
+    fig["open_after_kill_s"], fig["open_after_kill_command_s"] = after["open_s"], after["command_s"]
+    fig["open_after_kill_repairs"] = after["repairs"]
+    search = [sys.executable, str(REPO / "cli.py"), "--data-dir", str(data), "search", query, "--json"]
+    runs = [seconds(lambda: subprocess.run(search, capture_output=True, text=True, timeout=3600, check=True))[1]
+            for _ in range(2)]
+    fig["cli_search_cold_s"] = round(min(runs), 2)
+    fig["disk_mb"] = disk_mb(root)
+    return fig
 
 
 def fastest_torch_threads(model, qs: list[str]) -> int:
@@ -318,6 +430,11 @@ def quality(cache: Path | None, k: int = 8) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2k and 10k chunks instead of 10k and 100k")
+    parser.add_argument("--chunks", type=int, default=None, metavar="N",
+                        help="one size instead: N generated chunks (1000000: the million-passage figures)")
+    parser.add_argument("--no-library", action="store_true",
+                        help="skip the writes and opens in fresh processes (one-page ingest, open after a kill, "
+                             "cold CLI search)")
     parser.add_argument("--queries", type=int, default=None, help="queries per measurement (default 30 / 60)")
     parser.add_argument("--cache", type=Path, default=None, help="ONNX model cache (default: a temporary folder)")
     parser.add_argument("--data-dir", type=Path, default=None,
@@ -333,8 +450,10 @@ def main() -> None:
         return
     run = "smoke" if args.smoke else "quick" if args.quick else "full"
     sizes = {"smoke": (CHUNKS_PER_DOC,), "quick": (2_000, 10_000), "full": (10_000, 100_000)}[run]
+    if args.chunks:
+        run, sizes = "chunks", (args.chunks,)
     words = vocabulary()
-    qs = queries(args.queries or {"smoke": 8, "quick": 30, "full": 60}[run], words)
+    qs = queries(args.queries or {"smoke": 8, "quick": 30, "full": 60, "chunks": 60}[run], words)
     from sentence_transformers import SentenceTransformer
 
     torch_model = SentenceTransformer(str(model_files.model_dir()), device="cpu")
@@ -348,6 +467,11 @@ def main() -> None:
             fig = stage(size, store, keyword, retriever, torch_model, words, qs)
             fig["onnx_query_embed_p50_ms"], _ = percentiles(onnx.embed_query, qs)
             fig["torch_query_embed_p50_ms"], _ = percentiles(lambda q: torch_model.encode(q), qs)
+            store.close()  # the fresh processes below open the library as its owner
+            del store, keyword, retriever
+            gc.collect()
+            if not args.no_library:
+                fig.update(library_figures((args.data_dir or Path(tmp)) / str(size), size, words, qs[0]))
             figures.append(fig)
             report(fig)
         out = {"bench": "retrieval", "size": run, "quick": args.quick, "queries": len(qs),

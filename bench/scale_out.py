@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import paired, scores, seconds
+from common import disk_mb, paired, rss_mb, scores, seconds
 from quality import CONFIGS, DEPTH, question_sets, smoke_sets
 
 from advanced_retrieval import HybridRetriever, KeywordIndex
@@ -70,16 +70,6 @@ class QueryVectors:
             self.misses += 1
             self._vectors[text] = self._embedder.embed_query(text)
         return self._vectors[text]
-
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
-
-
-def disk_mb(path: Path) -> float:
-    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
-    return round(sum(p.stat().st_size for p in files) / 2**20, 1)
 
 
 def load_milvus(path: Path, store) -> tuple:
