@@ -103,9 +103,13 @@ def linked_citations(safe_markdown: str, numbers: Iterable[int], index: int) -> 
 
 def closest_citations(answer, limit: int = 3) -> tuple:
     """For an answer that cites nothing (a refusal), its closest retrieved passages as numbered citations, so
-    the ones the refusal names ("Closest passages … p. 3; p. 4") open in the viewer like cited ones."""
+    the places the refusal names ("Closest passages … p. 3; p. 4") open in the viewer like cited ones: one per
+    place, as the refusal names each place once (two passages of one slide are one source)."""
+    first = {}
+    for hit in all_hits(answer)[:limit]:
+        first.setdefault((hit.chunk.doc_id, hit.chunk.location), hit)
     return tuple(Citation(n, hit.chunk.file_name, hit.chunk.doc_id, hit.chunk.location, hit.chunk.text)
-                 for n, hit in enumerate(all_hits(answer)[:limit], start=1))
+                 for n, hit in enumerate(first.values(), start=1))
 
 
 def hit_for_citation(citation, hits: Iterable):

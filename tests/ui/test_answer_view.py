@@ -225,3 +225,14 @@ def test_a_refusal_offers_its_closest_passages_as_numbered_sources():
     closest = av.closest_citations(answer)
     assert [c.n for c in closest] == list(range(1, len(closest) + 1)) and closest
     assert closest[0].text == h1.chunk.text and closest[0].doc_id == h1.chunk.doc_id
+
+
+def test_a_refusal_s_closest_passages_name_each_place_once():
+    """The refusal's text names each place once ("Closest passages (not an answer): deck.pptx slide 2."): two
+    passages of one slide are one source, not [1] and [2] opening the same slide."""
+    answer, h1, h2 = _answer(citations=(), answer="I could not find it.")
+    twin = Hit(chunk=dataclasses.replace(h1.chunk, id="twin", text="More of page 3.", ordinal=9), score=0.03, rank=2,
+               vector_score=0.7, bm25_score=None, strategy="hybrid")
+    answer = dataclasses.replace(answer, sub_hits=(("q", (h1, twin, h2)),))
+    closest = av.closest_citations(answer)
+    assert [(c.n, c.location.page) for c in closest] == [(1, 3), (2, 4)]
