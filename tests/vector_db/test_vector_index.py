@@ -69,13 +69,14 @@ class _Listing:
     """A chunk collection that notes every call listing all of its ids."""
 
     def __init__(self, col):
-        self.col, self.full_listings = col, 0
+        self.col, self.full_listings, self.exact_searched = col, 0, 0
 
     def get(self, **kwargs):
         self.full_listings += not kwargs.get("ids") and not kwargs.get("where")
         return self.col.get(**kwargs)
 
     def query(self, **kwargs):
+        self.exact_searched += len(kwargs.get("ids") or ())
         return self.col.query(**kwargs)
 
 
@@ -93,3 +94,13 @@ def test_the_probe_draws_its_sample_through_the_documents_without_listing_every_
     small, middle, large = (drawn[r.doc_id] for r in records)
     assert large > middle > small  # in proportion to their chunks (5 : 40 : 120)
     assert vector_index.probe(listing, seed=1) == "" and listing.full_listings == 1  # without records: as before
+
+
+def test_only_chunks_a_plain_search_misses_are_searched_for_exactly(tmp_path, fake_embedder):
+    """The exact search walks the whole graph (~70 ms a chunk at 100k, ~10x at a million): chunks a plain search
+    already finds are not searched for again."""
+    store = VectorStore(make_client(tmp_path), fake_embedder)
+    store.add_document(words_doc("d.pdf", 60, "d"))
+    listing = _Listing(make_client(tmp_path).get_collection("chunks"))
+    assert vector_index.probe(listing, seed=3) == ""
+    assert listing.exact_searched == 0  # 60 distinct chunks: the plain search finds every sampled one
