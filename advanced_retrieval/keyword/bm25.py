@@ -335,7 +335,7 @@ class BM25Index:
             BM25IndexError: missing or unreadable files, another format/tokenizer version, or inconsistent sizes.
         """
         corpus, model, saved_params, generation = load_index(Path(directory))
-        if params is not None and params != saved_params:
+        if params is not None and not params.scores_like(saved_params):
             return cls(corpus, params=params, generation=generation)
         return cls(corpus, params=saved_params, generation=generation, model=model)
 

@@ -36,6 +36,11 @@ class BM25Params:
     def idf(self) -> str:
         return self.idf_method or self.method
 
+    def scores_like(self, other: BM25Params) -> bool:
+        """Whether both give the same scores: idf_method None means the method's own idf, so BM25Params() and the
+        BM25Params(idf_method="lucene") a saved manifest reads back are the same parameters."""
+        return (self.k1, self.b, self.method, self.idf) == (other.k1, other.b, other.method, other.idf)
+
 
 def _ints() -> np.ndarray:
     return np.zeros(0, dtype=np.int32)

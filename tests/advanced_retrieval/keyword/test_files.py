@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advanced_retrieval import BM25Index, BM25IndexError, BM25Params
+from advanced_retrieval.keyword import bm25 as bm25_mod
 from advanced_retrieval.keyword.tokens import TOKENIZER_VERSION
 from tests.helpers.retrieval import CORPUS, make_chunks
 
@@ -23,6 +24,15 @@ def test_save_and_load_round_trip(tmp_path):
     assert dict(rescored.search("cat", 5)) == pytest.approx(dict(built.search("cat", 5)))
     BM25Index.build([]).save(tmp_path / "empty")
     assert BM25Index.load(tmp_path / "empty").search("cat") == []
+
+
+def test_loading_with_the_default_parameters_uses_the_saved_scores(tmp_path, monkeypatch):
+    """The manifest spells the default idf out ("lucene"); KeywordIndex loads with BM25Params(), whose idf_method
+    is None: the same parameters, so the saved score matrix is used, not rebuilt (5.5 s at a million chunks)."""
+    BM25Index.build(make_chunks(CORPUS)).save(tmp_path / "v1")
+    monkeypatch.setattr(bm25_mod, "_build_model", lambda *a: pytest.fail("the saved score matrix was rebuilt"))
+    loaded = BM25Index.load(tmp_path / "v1", params=BM25Params())
+    assert loaded.search("cat", 5)
 
 
 def test_unusable_saved_index_raises_a_typed_error(tmp_path):
