@@ -75,14 +75,16 @@ def repair(chunks_col, lib, step: int, by: str = "") -> list[str]:
     entries = library.all_entries(lib)
     live = {rec.doc_id for rec, meta in entries if rec.status != READY and lease.is_live(meta)}
     records = [rec for rec, _meta in entries if rec.doc_id not in live]
-    if _looks_consistent(records, chunks_col.count() - _stored_of(chunks_col, live)):
+    stored_here = chunks_col.count() - _stored_of(chunks_col, live)  # count(): ~3.5 s at a million chunks
+    if _looks_consistent(records, stored_here):
         return []
     messages = []
     condemned = _doomed_by_records(records)
     if condemned:
-        messages += _remove(chunks_col, lib, records, condemned, _counts_of(chunks_col, list(condemned)), step, by)
+        counts = _counts_of(chunks_col, list(condemned))
+        messages += _remove(chunks_col, lib, records, condemned, counts, step, by)
         records = [r for r in records if r.doc_id not in condemned]
-        if _looks_consistent(records, chunks_col.count() - _stored_of(chunks_col, live)):
+        if _looks_consistent(records, stored_here - sum(counts.values())):  # what was there, less what went
             return messages
     stored = Counter(meta["doc_id"] for got in pages(chunks_col, ["metadatas"], step) for meta in got["metadatas"])
     messages += _remove(chunks_col, lib, records, _doomed(records, stored), stored, step, by)
