@@ -177,6 +177,9 @@ def test_upload_ask_and_view_the_source(server, tmp_path):
     answer.get_by_text("Sub-questions and retrieval").wait_for()
     _shot(page, "06-reasoning.png")
 
+    # a tab click reruns the page (st.tabs on_change="rerun"), which replaces the Export button's deferred file:
+    # clicking the button of the run before finds no file (Streamlit logs "Deferred file … not found")
+    _settle(page)
     with page.expect_download() as download:
         page.get_by_role("button", name="Export (Markdown)").click()
     exported = Path(download.value.path()).read_text()
