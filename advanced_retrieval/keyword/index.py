@@ -76,7 +76,7 @@ class KeywordIndex:
     def open(self, store) -> list[str]:
         """Load the saved copy and check it against the store's records: the same documents with the same chunk
         counts (a document's chunks follow from its bytes, whose hash is its id); bring it up to date when not.
-        No chunk id is listed (~5 s at a million chunks): `cli.py check` compares every id. A copy whose
+        No chunk id is listed (~5 s at a million chunks): KnowledgeBase.check() compares every id. A copy whose
         documents match but whose generation is older (a repair at open moved it) is used as it is, its manifest
         relabelled (rather than the whole copy written again). Returns human messages about what was repaired
         (none when all was in order)."""
