@@ -18,7 +18,7 @@ and codes) and hash-seeded random unit vectors: embedding 100k chunks for real t
 measured. Above 200k chunks the reference (rank_bm25 scoring every chunk in Python, ~2 s a query at a million)
 answers a sample of REFERENCE_SAMPLE queries.
 
-Each size also measures writes and opens in fresh processes, as the app and the CLI run them (bench/library_ops.py,
+Each size also measures writes and opens in fresh processes, as the app and the CLI run them (testing/library_ops.py,
 the filled library laid out as a data directory: Chroma in <size>/data/chroma, the keyword index in
 <size>/data/bm25): an open, a one-page ingest with the real embedder, an open after a SIGKILL in the middle of a
 write, a cold `cli.py search`, the disk the library takes and the RSS of each (--no-library skips them).
@@ -249,11 +249,11 @@ def filled_store(root: Path, size: int, words: np.ndarray) -> tuple[VectorStore,
     return store, KeywordIndex(root / "data" / "bm25")  # where the app finds it (wiring.knowledge_base)
 
 
-OPS = Path(__file__).with_name("library_ops.py")
+OPS = REPO / "testing" / "library_ops.py"
 
 
 def op(kind: str, data_dir: Path, *extra: str | Path) -> dict:
-    """bench/library_ops.py KIND in a fresh process: its JSON figures, with the whole command's wall seconds."""
+    """testing/library_ops.py KIND in a fresh process: its JSON figures, with the whole command's wall seconds."""
     command = [sys.executable, str(OPS), kind, str(data_dir), *map(str, extra)]
     done, wall = seconds(lambda: subprocess.run(command, capture_output=True, text=True, timeout=3600))
     if done.returncode != 0:

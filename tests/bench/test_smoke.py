@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-HELPERS = {"common.py", "library_ops.py"}  # imported or run by the benches (retrieval.py runs library_ops.py), not run alone
+HELPERS = {"common.py"}  # imported by the benches, not run
 BENCHES = sorted(p.name for p in (REPO / "bench").glob("*.py") if p.name not in HELPERS)
 
 

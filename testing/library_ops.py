@@ -1,9 +1,9 @@
-"""One library operation in a fresh process, timed inside it; bench/retrieval.py runs these on its filled stores.
+"""One library operation in a fresh process, timed inside it: bench/retrieval.py runs these on its filled libraries.
 
-    .venv/bin/python bench/library_ops.py open DATA_DIR              # open the library as the app does
-    .venv/bin/python bench/library_ops.py ingest DATA_DIR FILE       # open, then index FILE with the real embedder
-    .venv/bin/python bench/library_ops.py die-writing DATA_DIR FILE  # open, start indexing FILE, say so (the caller
-                                                                     # then SIGKILLs this process)
+    .venv/bin/python testing/library_ops.py open DATA_DIR              # open the library as the app does
+    .venv/bin/python testing/library_ops.py ingest DATA_DIR FILE       # open, then index FILE with the real embedder
+    .venv/bin/python testing/library_ops.py die-writing DATA_DIR FILE  # open, start indexing FILE, say so (the caller
+                                                                       # then SIGKILLs this process)
 
 DATA_DIR is a data directory as the app lays it out (Chroma in DATA_DIR/chroma, the keyword index in DATA_DIR/bm25).
 The last line printed is one JSON object: seconds to open (wiring.open_knowledge_base, every repair included),
