@@ -53,6 +53,7 @@ def _data_table(block: Block, counts: dict[str, int]) -> DataTable | None:
         rows, locations = rows[extra:], locations[extra:]
     if not rows:
         return None
+    header = _labelled_groups(header)
     place = _place(block.location)
     counts[place] = counts.get(place, 0) + 1
     name = block.location.sheet if block.location.sheet is not None and counts[place] == 1 else \
@@ -107,7 +108,7 @@ def _groups(last: list[str]) -> list[list[int]]:
     groups: list[list[int]] = []
     seen: set[str] = set()
     for i, cell in enumerate(last[1:], start=1):
-        key = " ".join(cell.split()).lower()
+        key = _group_key(cell)
         if not groups or (key and key in seen):
             groups.append([])
             seen = set()
@@ -115,6 +116,14 @@ def _groups(last: list[str]) -> list[list[int]]:
         if key:
             seen.add(key)
     return groups
+
+
+_FOOTNOTE = re.compile(r"\s*(?:\([a-z0-9]{1,2}\)|\*+|[†‡§])", re.IGNORECASE)
+
+
+def _group_key(cell: str) -> str:
+    """A last-row header cell as the groups compare it: footnote marks left out ("2022(a)" repeats "2022")."""
+    return " ".join(_FOOTNOTE.sub(" ", cell).split()).lower()
 
 
 def _spread(row: list[str], groups: list[list[int]]) -> list[str] | None:
@@ -133,6 +142,39 @@ def _spread(row: list[str], groups: list[list[int]]) -> list[str] | None:
             for i in group:
                 out[i] = labels[0]
     return out if labelled else None
+
+
+_HEADER_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+
+
+def _labelled_groups(header: list[str]) -> list[str]:
+    """A header whose groups of year columns carry their label on one column only ("2021 | Net Revenue 2020 |
+    2019 | 2021 | Operating Profit 2020 | 2019": the PDF printed each label over the middle year, and the table
+    pass read it into that cell): the label given to every bare year of its group. Groups start where a year
+    repeats; a group of fewer than three, with two labels, none, or one at its end, is left as it is."""
+    groups: list[list[int]] = []
+    seen: set[str] = set()
+    for i, cell in enumerate(header[1:], start=1):
+        years = _HEADER_YEAR.findall(cell)
+        key = years[-1] if len(years) == 1 else None
+        if not groups or key is None or key in seen:
+            groups.append([])
+            seen = set()
+        groups[-1].append(i)
+        if key is not None:
+            seen.add(key)
+    out = list(header)
+    for group in groups:
+        rests = {i: " ".join(_FOOTNOTE.sub(" ", _HEADER_YEAR.sub(" ", header[i])).split()) for i in group}
+        labels = {r for r in rests.values() if r}
+        inner = [i for i in group[1:-1] if rests[i]]
+        if len(group) < 3 or len(labels) != 1 or len(inner) != 1 or rests[group[0]] or rests[group[-1]]:
+            continue  # a label at one end ("2021 Forecast") is that column's own, not its group's
+        (label,) = labels
+        for i in group:
+            if not rests[i]:
+                out[i] = f"{label} {header[i].strip()}"
+    return out
 
 
 def _column_names(header: list[str]) -> tuple[str, ...]:

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
-from agentic_rag.language.concepts import query_concepts
+from agentic_rag.language.concepts import forms_of, query_concepts
 from agentic_rag.seams import TableSource
-from agentic_rag.tables.plan import TableQuery, plans
+from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, periods_of, plans
+from agentic_rag.tables.words import name_forms
 from document_processor import Chunk, Location
 
 MAX_DOCUMENTS = 4  # documents whose tables are candidates: those of the best hits
@@ -29,6 +30,7 @@ SAMPLE_ROWS = 6  # rows of each table a model sees beside its columns
 MAX_DISTINCT = 500  # distinct values of a text column read for filters
 MAX_SHOWN_ROWS = 10
 MAX_TRIES = 3
+HEADER_PRIOR = 0.3  # a sheet whose headers the question names, retrieval having missed it
 VALUE_PRIOR = 0.5  # how strongly a sheet holding a name the question gives is a candidate (as a second-ranked hit)
 MAX_NAMES = 4  # names of a question looked for in the sheets' cells
 MAX_SCANNED = 60  # sheets scanned for them  # the rules' queries tried in turn while they find nothing  # result rows written into the passage
@@ -76,7 +78,28 @@ def candidate_tables(tables: TableSource, hits: Sequence[Hit],
     for table in _holding(tables, _names(question), {t.table_id for t in found}):
         found.append(table)
         prior[table.table_id] = VALUE_PRIOR
+    for table in headed(tables.tables() if question else [], question, {t.table_id for t in found}):
+        found.append(table)
+        prior[table.table_id] = HEADER_PRIOR
     return found, prior
+
+
+def headed(tables: Sequence[TableInfo], question: str, known: set[str]) -> list[TableInfo]:
+    """The sheets (not already candidates) whose own headers the question names: two of its words at least, one
+    a column's header ("total company sales in December than in January": a sheet of monthly columns in a
+    file named Regional_Sales). A sheet's text may never be retrieved: its rows are figures under one header."""
+    asked = query_concepts(question)
+    periods = set(periods_of(question))
+    out = []
+    for table in [t for t in tables if t.location.sheet is not None and t.table_id not in known][:MAX_SCANNED]:
+        heads = [c for c in table.columns if c.numeric]
+        named = sum(1 for c in heads if periods & set(periods_of(c.name))) + \
+            sum(1 for c in asked if not c.specific and any(c.met(name_forms(h.name) - GENERIC) for h in heads))
+        about = sum(1 for c in asked if c.met(forms_of(f"{table.name} {re.sub(r'[_.-]+', ' ', table.file_name)}")
+                                              - GENERIC))
+        if named >= 1 and named + about >= 3:
+            out.append(table)
+    return out
 
 
 def _names(question: str) -> list[str]:
@@ -119,7 +142,8 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
             return written
     names = _names(question)
     values = {t.table_id: _distinct(tables, t, names) for t in ranked[:MAX_TABLES]}
-    found = plans(question, ranked, values, prior, figures=figures)[:MAX_TRIES]
+    layouts = {t.table_id: _layout(tables, t) for t in ranked[:MAX_TABLES * 3]}
+    found = plans(question, ranked, values, prior, figures=figures, layouts=layouts)[:MAX_TRIES]
     if not found:
         return Computation("", QueryResult(""), None, "", None, "rules",
                            "no table's rows and columns match what the question asks")
@@ -238,7 +262,8 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         row = dict(zip(names, rows[0], strict=True))
         span = query.what.rsplit(", ", 1)
         start, end = span[-1].split(" to ")
-        many = (f" (averages over {shown(row['rows_from'])} and {shown(row['rows_to'])} rows)"
+        function = query.what.split(" of ", 1)[0] if query.what.split(" of ", 1)[0] in _OF_ROWS else "avg"
+        many = (f" ({_OF_ROWS[function]} over {shown(row['rows_from'])} and {shown(row['rows_to'])} rows)"
                 if (row["rows_from"] or 0) > 1 or (row["rows_to"] or 0) > 1 else "")
         return [f"{span[0]}: {start}: {figure(row['from'])}; {end}: {figure(row['to'])}; a difference of "
                 f"{points(row['difference'])} ({shown(row['percent_change'])}%); {shown(row['to'])} / "
@@ -261,6 +286,7 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
     return ["Result:", *table] + ([f"(first {MAX_SHOWN_ROWS} rows shown)"] if len(rows) > MAX_SHOWN_ROWS else [])
 
 
+_OF_ROWS = {"sum": "sums", "avg": "averages", "max": "maxima", "min": "minima"}  # a series' or groups' figure
 _PREFIXED = ("$", "€", "£")  # Column.unit values written before the number; the others ("%", "x") after it
 
 
@@ -337,6 +363,16 @@ def _distinct(tables: TableSource, table: TableInfo, names: Sequence[str] = ()) 
             cells += [str(r[0]) for r in found.rows if str(r[0]) not in cells] if found.ok else []
         out[i] = cells
     return out
+
+
+def _layout(tables: TableSource, table: TableInfo) -> Layout:
+    """A statement's heading rows (a label and no figure) and the heading each row below one stands under."""
+    numeric = [c for c in table.columns[1:] if c.numeric]
+    if not table.labels or not numeric or len(table.labels) < table.n_rows:
+        return Layout()
+    empty = " AND ".join(f'"{c.sql}" IS NULL' for c in numeric)
+    result = tables.query(f'SELECT "_row" FROM "{table.physical}" WHERE {empty}', max_rows=table.n_rows)
+    return Layout.of(table.labels, [r[0] for r in result.rows]) if result.ok else Layout()
 
 
 def _same_place(table: Location, chunk: Location) -> bool:

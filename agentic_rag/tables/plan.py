@@ -22,6 +22,7 @@ from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.tables.words import identifier_text, meets, name_forms, named_by
 
+NAMED_ROW = 0.9  # a row the question names by its label (all of it, or a name that is the label)
 MIN_ROW_MATCH = 0.6  # share of a row label's words the question must hold for the row to be the one asked
 MIN_SCORE = 1.0
 COLUMN_WEIGHT = 0.3  # what each word of the question a column's header names adds to a query's score
@@ -39,7 +40,8 @@ _OPS = (
                        r"warmest|longest|busiest)\b", re.I)),
     ("min", re.compile(r"\b(?:lowest|smallest|minimum|min|least|fewest|worst|driest|coldest|coolest|shortest)\b",
                        re.I)),
-    ("sum", re.compile(r"\b(?:total|sum|combined|altogether|in all|overall|aggregate|cumulative)\b", re.I)),
+    ("sum", re.compile(r"\b(?:total|sum|combined|altogether|in all|overall|aggregate|cumulative|add(?:ed)? up)\b",
+                       re.I)),
 )
 _WHICH = re.compile(r"\b(?:which|what|who)\b[^?]{0,60}?\b(?:has|had|have|was|were|is|are|with|saw|recorded|shows?|"
                     r"got|received)\b|\b(?:which|what)\s+\w+(?:\s+\w+)?\s+(?:has|had|was|is|recorded)\b|^which\b|"
@@ -55,6 +57,7 @@ _TOTAL_ROW = re.compile(r"\b(?:total|subtotal|sum|all)\b", re.I)
 _WORDS = {"three": 3, "five": 5, "ten": 10}
 _GENERIC = frozenset(forms_of("total net other value amount number item label column row table year years fiscal "
                               "month months data € $ £ ¥ euro euros dollar dollars pound pounds usd eur gbp"))
+GENERIC = _GENERIC  # words that name no particular row or column ("total", "year", "amount")
 _VAGUE = frozenset(forms_of("figure figures amount much many size level count"))  # ask for a figure, name none
 
 
@@ -82,7 +85,7 @@ class TableAsk:
         # A row label counts when the question names all of it and more than the operation word ("Total
         # revenue"), not a bare "Total" row, which is what a computed total leaves out.
         for label in table.labels:
-            words = forms_of(label)
+            words = forms_of(label.lower())  # its words, not the initials of a capitalised name
             if words <= self.forms and words - _GENERIC:
                 names |= words
         words = {m.group(0) for _, pattern in _OPS for m in pattern.finditer(self.text)}
@@ -132,11 +135,32 @@ def plan(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappin
     return found[0] if found else None
 
 
+@dataclass(frozen=True)
+class Layout:
+    """A statement's rows that print no figure (section headings: "Las Vegas Strip Resorts" over Casino, Rooms),
+    and for each row below one, that heading."""
+
+    empty: frozenset[int] = frozenset()
+    sections: Mapping[int, str] | None = None
+
+    @classmethod
+    def of(cls, labels: Sequence[str], empty: Sequence[int]) -> Layout:
+        sections, heading = {}, ""
+        for row, label in enumerate(labels, start=1):
+            if row in empty:
+                heading = label
+            elif heading:
+                sections[row] = heading
+        return cls(frozenset(empty), sections)
+
+
 def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mapping[int, Sequence[str]]],
-          prior: Mapping[str, float] | None = None, *, figures: bool = True) -> list[TableQuery]:
+          prior: Mapping[str, float] | None = None, *, figures: bool = True,
+          layouts: Mapping[str, Layout] | None = None) -> list[TableQuery]:
     """Every table's best query for `question`, best first (the engine runs the next when one finds nothing).
     `figures`: whether the question asks for a figure; when not ("who supplies the heat pumps?", asked because
-    the best passage was a table's), a lookup needs a column the question names."""
+    the best passage was a table's), a lookup needs a column the question names. `layouts[table_id]`: a
+    statement's heading rows, which hold no figure to look up and name the rows below them."""
     asked = replace(TableAsk.of(question), figures=figures)
     out: list[TableQuery] = []
     for table in tables:
@@ -146,8 +170,9 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         ask = asked.seen_by(table)
         bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table)
         own = values.get(table.table_id, {})
-        for query in (_cell_query(ask, table), _aggregate_query(ask, table, own), _series_query(ask, table, own),
-                      _across_query(ask, table, own), _filtered_lookup(ask, table, own)):
+        for query in (_cell_query(ask, table, (layouts or {}).get(table.table_id, Layout())), _aggregate_query(ask, table, own), _series_query(ask, table, own),
+                      _groups_query(ask, table, own), _columns_query(ask, table, own), _across_query(ask, table, own),
+                      _filtered_lookup(ask, table, own)):
             if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
                 best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
         if best is not None and (best.op != "lookup" or _reads_what_is_asked(asked, best)):
@@ -175,10 +200,27 @@ def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[s
     cells = " ".join(v for column in values.values() for v in column)
     held = forms_of(f"{_stem_words(table.file_name)} {table.title} {table.note} {table.name} "
                     f"{' '.join(identifier_text(c.name) for c in table.columns)} {' '.join(table.labels)} {cells}")
-    missing = [c for c in names if not (c.met(held) or meets(c.forms, held))]
+    stem = _file_tokens(table.file_name)
+    missing = [c for c in names if not (c.met(held) or meets(c.forms, held) or _in_file_name(c, stem))]
     # "San Francisco" is held as "SF": the initials of the names the question writes one after another
     initials = "".join(c.text[0] for c in missing).lower()
-    return not missing or (len(missing) >= 2 and initials in held and _adjacent(ask.text, missing))
+    if not missing or (len(missing) >= 2 and initials in held and _adjacent(ask.text, missing)):
+        return True
+    # A question naming several things the table holds ("PepsiCo's North American divisions (FLNA, QFNA and
+    # PBNA)") may describe them in words the table does not print; one naming a single thing may not.
+    return len(names) - len(missing) >= 2 * len(missing) and len(names) - len(missing) >= 3
+
+
+def _file_tokens(file_name: str) -> tuple[str, ...]:
+    """A file name's words as lower-case letters and digits: 'AMERICANEXPRESS_2022_10K.pdf' ->
+    ('americanexpress', '2022', '10k')."""
+    return tuple(re.findall(r"[a-z0-9]+", file_name.rsplit(".", 1)[0].lower()))
+
+
+def _in_file_name(name: Concept, tokens: Sequence[str]) -> bool:
+    """Whether a name the question gives begins a word of the file name, which writes names run together
+    ("CVS" in CVSHEALTH_2018_10K, "American Water" in AMERICANWATERWORKS_2021_10K): the file is the name's."""
+    return any(len(f) >= 3 and f.isalpha() and t.startswith(f) for f in name.forms for t in tokens)
 
 
 def _adjacent(text: str, names: Sequence[Concept]) -> bool:
@@ -200,7 +242,7 @@ def _about(ask: TableAsk, table: TableInfo) -> float:
 
 # -- a cell, or a change between two cells -------------------------------------------------------------------
 
-def _cell_query(ask: TableAsk, table: TableInfo) -> TableQuery | None:
+def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> TableQuery | None:
     """A row x column lookup (or a change between two periods of a row) in a table whose first column labels
     its rows."""
     if ask.op in ("count", "avg") or not table.labels or not any(c.numeric for c in table.columns[1:]) \
@@ -208,10 +250,13 @@ def _cell_query(ask: TableAsk, table: TableInfo) -> TableQuery | None:
         return None
     if ask.op in ("max", "min") and ask.which:
         return None  # "which division had the highest ...": a ranking of rows, not one row's cell
-    rows = _matching_rows(ask, table)
+    rows = _matching_rows(ask, table, layout)
     if not rows:
         return None
     row, match = rows[0]
+    span = _period_span(ask, table)
+    if span and ask.op in ("sum", "avg", "lookup"):
+        return _row_span(ask, table, row, span, match)
     period = _period_columns(ask, table)
     if period is None:
         return None  # a period the table does not have, or has twice (a two-level header read as one)
@@ -219,6 +264,13 @@ def _cell_query(ask: TableAsk, table: TableInfo) -> TableQuery | None:
         return _ratio(ask, table, rows, period, match)
     if ask.op == "change" and len(rows) >= 2 and len(period) == 1:
         return _compare_rows(table, [r for r, _ in rows[:2]], period[0], match)
+    # the rows it names, not one that is the document's own company ("PepsiCo's four divisions")
+    stem = _file_tokens(table.file_name)
+    named = [r for r, score in rows if score >= NAMED_ROW
+             and "".join(re.findall(r"[a-z0-9]+", table.labels[r - 1].lower())) not in stem]
+    if ask.op in ("sum", "avg") and len(named) >= 2 and len(period) <= 1:
+        column = period[0] if period else _named_column(ask, table)
+        return _rows_total(ask, table, sorted(named), column, match) if column is not None else None
     if ask.op == "change":
         if len(period) < 2:
             period = _two_periods(ask, table) or period
@@ -231,7 +283,7 @@ def _cell_query(ask: TableAsk, table: TableInfo) -> TableQuery | None:
     sql = (f'SELECT "_row", {_q(table.columns[0].sql)} AS label, {_q(table.columns[column].sql)} AS value '
            f'FROM {_q(table.physical)} WHERE "_row" = {row}')
     return TableQuery(table, sql, "lookup", f"{label}, {table.columns[column].name}", (column,), (row,),
-                      score=1.0 + match)
+                      score=1.0 + match + COLUMN_WEIGHT * _column_match(ask, table, column))
 
 
 def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], period: list[int],
@@ -258,6 +310,54 @@ def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], perio
                       score=1.2 + match)
 
 
+_SPAN = re.compile(r"\b(?P<a>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+                   r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s*(?:-|–|—|to|through|thru|until)\s*"
+                   r"(?P<b>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+                   r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b", re.IGNORECASE)
+
+
+def _period_span(ask: TableAsk, table: TableInfo) -> list[int]:
+    """The month columns of a span the question writes ("Q1 (Jan-Mar)", "from April through June"), when the
+    table has each month of it once; [] otherwise."""
+    m = _SPAN.search(ask.text)
+    if not m:
+        return []
+    first, last = _MONTHS[m.group("a")[:3].lower()], _MONTHS[m.group("b")[:3].lower()]
+    if first >= last:
+        return []
+    out = []
+    for month in range(first, last + 1):
+        columns = [i for i, c in enumerate(table.columns) if i and c.numeric and f"m{month:02d}" in periods_of(c.name)]
+        if len(columns) != 1:
+            return []
+        out.append(columns[0])
+    return out
+
+
+def _row_span(ask: TableAsk, table: TableInfo, row: int, columns: list[int], match: float) -> TableQuery:
+    """One row's figures over a span of month columns, added up (averaged when the question says average)."""
+    cells = " + ".join(_q(table.columns[i].sql) for i in columns)
+    function = "avg" if ask.op == "avg" else "sum"
+    value = f"({cells}) / {len(columns)}" if function == "avg" else f"({cells})"
+    sql = (f'SELECT "_row", {_q(table.columns[0].sql)} AS label, {value} AS value FROM {_q(table.physical)} '
+           f'WHERE "_row" = {row}')
+    what = (f"{table.labels[row - 1]}, {function} of {table.columns[columns[0]].name} to "
+            f"{table.columns[columns[-1]].name}")
+    return TableQuery(table, sql, "span", what, (columns[0], columns[-1]), (row,), score=1.2 + match)
+
+
+def _rows_total(ask: TableAsk, table: TableInfo, rows: list[int], column: int, match: float) -> TableQuery:
+    """The sum (average) of the rows the question names, in one column: "combined 2022 net revenue of FLNA, QFNA
+    and PBNA"."""
+    function = "avg" if ask.op == "avg" else "sum"
+    col = _q(table.columns[column].sql)
+    sql = (f'SELECT {function}({col}) AS value, count({col}) AS "rows" FROM {_q(table.physical)} '
+           f'WHERE "_row" IN ({", ".join(map(str, rows))})')
+    labels = ", ".join(table.labels[r - 1] for r in rows)
+    return TableQuery(table, sql, function, f"{function} of {table.columns[column].name} over {labels}", (column,),
+                      tuple(rows), score=1.2 + match + COLUMN_WEIGHT * _column_match(ask, table, column))
+
+
 def _mentioned_at(text: str, label: str) -> int:
     """Where the question first names a word of `label` (its length when it names none)."""
     lowered = text.lower()
@@ -282,22 +382,34 @@ def _change(table: TableInfo, row: int, columns: list[int], match: float, than: 
     return TableQuery(table, sql, "change", what, (old, new), (row,), score=1.2 + match)
 
 
-def _matching_rows(ask: TableAsk, table: TableInfo) -> list[tuple[int, float]]:
+def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> list[tuple[int, float]]:
     """(1-based row, how well the question names its label) for every row it names, best first; a label is
     named when the question holds most of its words, or a name of the question is the label ("US" for "United
-    States"). Rows whose labels are the same words count once (the first)."""
+    States"). Rows whose labels are the same words count once (the first). A heading row that prints no figure
+    is not a row to read; the heading it stands under adds to a row the question names with it ("Rooms revenue
+    at the Las Vegas Strip Resorts": Rooms under Las Vegas Strip Resorts)."""
     found: dict[frozenset, tuple[int, float]] = {}
     for i, label in enumerate(table.labels, start=1):
+        if i in layout.empty:
+            continue
         words = forms_of(label) - _YEARS_OF(label)
         specific = words - _GENERIC
         if not specific:
             continue
-        held = len(words & ask.forms) / len(words)
+        # the share of the label's words the question holds, word by word (a form of each, not its initials)
+        tokens = [forms_of(w.lower()) for w in re.findall(r"[A-Za-z0-9]+", label) if not _YEAR.fullmatch(w)]
+        tokens = [f for f in tokens if f]
+        held = sum(1 for f in tokens if f & ask.forms) / len(tokens) if tokens else 0.0
         # A name of the question is the label ("US" for "United States"), not one word of a longer label.
         named = any(c.specific and c.met(words) and not any(ch.isdigit() for ch in c.text)
                     and len(specific) <= 2 for c in ask.concepts)
         score = max(held if held >= MIN_ROW_MATCH and specific & ask.forms else 0.0, 0.9 if named else 0.0)
-        score += 0.01 * len(words & ask.forms) if score else 0.0  # "Total Assets" over "ASSETS" for "total assets"
+        score += 0.01 * sum(1 for f in tokens if f & ask.forms) if score else 0.0  # "Total Assets" over "ASSETS"
+        heading = (layout.sections or {}).get(i, "")
+        if score and heading:
+            under = [f for f in (forms_of(w.lower()) for w in re.findall(r"[A-Za-z0-9]+", heading)) if f - _GENERIC]
+            score += 0.05 * sum(1 for f in under if f & ask.forms)
+            words = words | forms_of(heading)  # the same label under two headings is two rows
         if score and (words not in found or found[words][1] < score):
             found.setdefault(words, (i, score))
     if not found and ask.op in ("lookup", "change", "ratio") and _TOTAL_ROW.search(ask.text):
@@ -317,6 +429,12 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
     out = []
     for period in asked:
         columns = [i for i, c in enumerate(table.columns) if i and c.numeric and period in periods_of(c.name)]
+        single = [i for i in columns if len(periods_of(table.columns[i].name)) == 1]
+        columns = single or columns  # "2016", not "Percent Change 2017 vs. 2016"
+        if len(columns) > 1:  # "Net Revenue 2022" and "Operating Profit 2022": the one whose words it names
+            met = [(_header_met(ask, table.columns[i].name), i) for i in columns]
+            best = max(m for m, _ in met)
+            columns = [i for m, i in met if m == best] if best[0] else columns
         if len(columns) != 1:
             return None
         out.append(columns[0])
@@ -391,7 +509,7 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     if ask.op in ("lookup", "change", "ratio"):
         return None
     filters, used = _filters(ask, table, values)
-    compared = _comparisons(ask)
+    compared = _comparisons(ask, table)
     column = _target_column(ask, table, used, compared=bool(compared))
     if column is None and compared:  # "older than 40": the comparison names its column
         column = _implied_column(ask, table, used)
@@ -405,12 +523,17 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         counted = next((c for c in ask.concepts if c.focus and not c.specific), None)
         names = forms_of(f"{table.name} {table.title} {_stem_words(table.file_name)}")
         data_rows = table.location.sheet is not None and bool(filters)  # a data file's rows, selected by name
-        if counted is None or not (counted.met(names) or data_rows and _rows_are(counted, table)) \
+        # A bound on a column ("victims older than 40", "films that made over $300 million") says the rows are
+        # the things counted: each has an age, a gross. Not when what is counted is itself a column's figure.
+        bounded = data_rows and bool(compared) and not any(
+            c.numeric and meets(counted.forms, name_forms(c.name) - _GENERIC) for c in table.columns) \
+            if counted is not None else False
+        if counted is None or not (counted.met(names) or data_rows and _rows_are(counted, table) or bounded) \
                 or _MORE.search(ask.text):
             return None  # what is counted is not what the table's rows are ("how many more ...": a value)
         sql = f'SELECT count(*) AS "count" FROM {source}{where}'
         return TableQuery(table, sql, "count", f"rows of {table.name}" + _said(filters), (0,), (), where, 0.8 +
-                          0.4 * len(filters))
+                          0.4 * len(filters) + (0.3 if counted.met(names) else 0.0))
     if column is None:
         return None
     col = _q(table.columns[column].sql)
@@ -430,7 +553,8 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
                       1.0 + 0.3 * len(filters) + named)
 
 
-_WHICH_NOUN = re.compile(r"\b(?:which|what)\s+(?P<noun>[a-z][a-z_]+)", re.IGNORECASE)
+_WHICH_NOUN = re.compile(r"\b(?:which|what|top\s+(?:\d{1,2}|three|five|ten)|rank(?:ing)?(?:\s+the)?)\s+"
+                         r"(?P<noun>[a-z][a-z_]+)", re.IGNORECASE)
 _AVERAGE = re.compile(r"\b(?:average|avg|mean|on average|typical)\b", re.IGNORECASE)
 _DATE_PARTS = {"year": (1, 4), "month": (6, 2), "day": (1, 10), "date": (1, 10)}
 
@@ -519,7 +643,29 @@ def _names_value(ask: TableAsk, value: str) -> bool:
     """Whether the question names a cell value (every one of its words, at least one of them specific)."""
     words = forms_of(value)
     return bool(words - _GENERIC) and len(value) > 1 and named_by(ask.forms, value) and \
-        not _YEAR.fullmatch(value.strip()) and number(value) is None
+        not _YEAR.fullmatch(value.strip()) and number(value) is None and not _tail_of_name(ask.text, value)
+
+
+_CAPITALISED = re.compile(r"[A-Z][\w&.-]*(?:['’]s)?")
+
+
+def _tail_of_name(text: str, value: str) -> bool:
+    """Whether the question writes `value` only as the end of a longer name ("Water" in "American Water's"): a
+    cell holding the last word is some other thing. The question's first word is capitalised as a sentence's."""
+    wanted = [w.lower() for w in re.findall(r"[A-Za-z0-9]+", value)]
+    if not wanted:
+        return False
+    words = [(m.start(), m.group(0)) for m in re.finditer(r"[\w&.'’-]+", text)]
+    found = False
+    for i in range(len(words)):
+        if [re.sub(r"['’]s$", "", w).lower() for _, w in words[i:i + len(wanted)]] != wanted:
+            continue
+        found = True
+        before = words[i - 1] if i else None
+        if before is None or before[0] == 0 or not _CAPITALISED.fullmatch(before[1]) or \
+                re.search(r"['’]s$", before[1]) or text[:before[0]].rstrip().endswith((".", "?", "!", ":")):
+            return False  # written on its own at least once
+    return found  # not written at all: named by a derived word ("japanese" for Japan), not a tail
 
 
 def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared: bool = False) -> int | None:
@@ -530,8 +676,13 @@ def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared:
     if asked:  # "operating profit in 2022": the columns of that period, when the table has them
         dated = [i for i in numeric if set(asked) & set(periods_of(table.columns[i].name))]
         numeric = dated or numeric
-    scored = [(len(meets(ask.forms, name_forms(table.columns[i].name) - _GENERIC)), i) for i in numeric]
-    scored = [(s, i) for s, i in scored if s]
+    scored = [(_header_met(ask, table.columns[i].name), i) for i in numeric]
+    scored = [(s, i) for s, i in scored if s[0]]
+    if not scored and _TOTAL_ROW.search(ask.text):
+        # "which region sold the most in total": the table's own total column ("FY Total"), when it has one
+        totals = [i for i in numeric if re.search(r"\btotal\b", table.columns[i].name, re.I)]
+        if len(totals) == 1:
+            return totals[0]
     if not scored:
         # No header named: the table's one measure, when the question names the table itself ("the cars data")
         only = [i for i in numeric if not _YEAR.fullmatch(table.columns[i].name.strip())]
@@ -541,6 +692,15 @@ def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared:
     top = max(s for s, _ in scored)
     best = [i for s, i in scored if s == top]
     return best[0] if len(best) == 1 else None
+
+
+def _header_met(ask: TableAsk, name: str) -> tuple[int, float]:
+    """How many of a header's words the question names, and what share of the header that is ("budget" names
+    "FY24 Budget" more fully than "Variance (Budget - Actual)")."""
+    met = len(meets(ask.forms, name_forms(name) - _GENERIC))
+    words = [w for w in re.findall(r"[A-Za-z0-9]+", identifier_text(name)) if forms_of(w) - _GENERIC]
+    named = sum(1 for w in words if meets(ask.forms, forms_of(w) - _GENERIC))
+    return met, named / len(words) if words else 0.0
 
 
 _IMPLIED = {"older than": "age", "younger than": "age", "cheaper than": "price", "more expensive than": "price",
@@ -674,7 +834,8 @@ _AFTER = re.compile(r"(?P<word>[A-Za-z][A-Za-z_]{2,})\s*(?:=|of|no\.?|number|#)?
 _COMPARE = re.compile(r"\b(?P<op>below|under|less than|lower than|fewer than|smaller than|younger than|above|over|"
                       r"more than|greater than|higher than|older than|exceeding|exceeded|beat|beats|topped|at least|"
                       r"at most|no more than|no less than)\s+\$?"
-                      + _NUMBER_WORD, re.IGNORECASE)
+                      + _NUMBER_WORD + r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn)\b)?", re.IGNORECASE)
+_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
 _SQL_COMPARE = {"below": "<", "under": "<", "less than": "<", "lower than": "<", "fewer than": "<",
                 "smaller than": "<", "above": ">", "over": ">", "more than": ">", "greater than": ">",
                 "higher than": ">", "exceeding": ">", "at least": ">=", "no less than": ">=", "at most": "<=",
@@ -702,9 +863,17 @@ def _number_filters(ask: TableAsk, table: TableInfo, used: set[int]) -> list[tup
     return out
 
 
-def _comparisons(ask: TableAsk) -> list[tuple[str, str]]:
-    """(SQL operator, number) for "below 3000", "more than 20"."""
-    return [(_SQL_COMPARE[m.group("op").lower()], m.group("n").replace(",", "")) for m in _COMPARE.finditer(ask.text)]
+def _comparisons(ask: TableAsk, table: TableInfo | None = None) -> list[tuple[str, str]]:
+    """(SQL operator, number) for "below 3000", "more than 20"; a number with a scale word ("over $300 million")
+    in the table's own units (its figures may be printed in millions)."""
+    out = []
+    for m in _COMPARE.finditer(ask.text):
+        n = m.group("n").replace(",", "")
+        if m.group("scale"):
+            value = float(n) * _SCALE_WORDS[m.group("scale").lower()] / (table.scale if table else 1.0)
+            n = format(value, "f").rstrip("0").rstrip(".")
+        out.append((_SQL_COMPARE[m.group("op").lower()], n))
+    return out
 
 
 # -- a change or a ratio between two dates of a data table ----------------------------------------------------
@@ -758,6 +927,78 @@ def _series_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence
            f"round(b.v / a.v, 4) AS ratio, a.n AS rows_from, b.n AS rows_to FROM a, b")
     what = f"{table.columns[column].name}{_said(filters)}, {points[0]} to {points[1]}"
     return TableQuery(table, sql, "series", what, (column,), (), "", 1.1 + 0.3 * len(filters))
+
+
+# -- two groups of rows compared: "the IT department's total budget against HR's" --------------------------------
+
+_FROM_TO = re.compile(r"\bfrom\b.+\bto\b", re.IGNORECASE)
+_AGGREGATE_WORD = (("max", re.compile(r"\b(?:max(?:imum)?|highest|largest|biggest|peak)\b", re.I)),
+                   ("min", re.compile(r"\b(?:min(?:imum)?|lowest|smallest)\b", re.I)),
+                   ("avg", re.compile(r"\b(?:average|mean|avg)\b", re.I)))
+
+
+def _groups_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> TableQuery | None:
+    """A figure of two groups of a data table's rows, the groups named by two values of one text column ("the
+    IT department's total budget than HR's", "the maximum Y of series III and series I"): each group's sum (its
+    maximum, minimum or average when the question says so), their difference, percentage change and ratio."""
+    if ask.op not in ("change", "ratio") or _has_periods(table):
+        return None
+    pairs = []
+    for i, cells in values.items():
+        named = list(dict.fromkeys(v for v in cells if _names_value(ask, v)))
+        if len(named) >= 2:
+            pairs.append((i, sorted(named, key=lambda v: _mentioned_at(ask.text, v))[:2]))
+    if len(pairs) != 1:
+        return None  # no column, or two columns, whose values the question compares
+    group, (first, second) = pairs[0]
+    filters, used = _filters(ask, table, {i: v for i, v in values.items() if i != group}, dates=False)
+    used.add(group)
+    column = _target_column(ask, table, used)
+    if column is None:
+        return None
+    function = next((name for name, pattern in _AGGREGATE_WORD if pattern.search(ask.text)), "sum")
+    # "from A to B" runs from the first named; "A than B", "between A and B" compare the first with the second
+    start, end = (first, second) if ask.op == "change" and _FROM_TO.search(ask.text) else (second, first)
+    source, col, key = _q(table.physical), _q(table.columns[column].sql), _q(table.columns[group].sql)
+    sides = []
+    for name, value in (("a", start), ("b", end)):
+        where = " AND ".join([*filters, f"{key} = {_literal(value)}", f"{col} IS NOT NULL"])
+        sides.append(f'{name} AS (SELECT {function}({col}) AS v, count({col}) AS n, min("_row") AS r FROM {source} '
+                     f"WHERE {where})")
+    sql = (f"WITH {', '.join(sides)} SELECT a.r AS row_from, b.r AS row_to, a.v AS \"from\", b.v AS \"to\", "
+           f"b.v - a.v AS difference, round((b.v - a.v) / abs(a.v) * 100, 2) AS percent_change, "
+           f"round(b.v / a.v, 4) AS ratio, a.n AS rows_from, b.n AS rows_to FROM a, b")
+    what = f"{function} of {table.columns[column].name}{_said(filters)} by {table.columns[group].name}, " \
+           f"{start} to {end}"
+    return TableQuery(table, sql, "series", what, (column,), (), "", 1.2 + 0.3 * len(filters))
+
+
+def _columns_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> TableQuery | None:
+    """Two columns of a data table compared over its rows (those the question's values select): "how many times
+    more soldiers died of disease than of wounds": each column's sum (maximum, minimum, average when said), their
+    difference and ratio, in the order the question names them."""
+    if ask.op not in ("change", "ratio") or _has_periods(table):
+        return None
+    filters, used = _filters(ask, table, values)
+    named = [i for i, c in enumerate(table.columns) if c.numeric and i not in used and _header_met(ask, c.name)[1] == 1.0
+             and not _YEAR.fullmatch(c.name.strip())]
+    if len(named) != 2:
+        return None
+    first, second = sorted(named, key=lambda i: _mentioned_at(ask.text, table.columns[i].name))
+    function = next((name for name, pattern in _AGGREGATE_WORD if pattern.search(ask.text)), "sum")
+    start, end = (first, second) if ask.op == "change" and _FROM_TO.search(ask.text) else (second, first)
+    where = f" WHERE {' AND '.join(filters)}" if filters else ""
+    a, b = _q(table.columns[start].sql), _q(table.columns[end].sql)
+    sql = (f'SELECT min("_row") AS row_from, min("_row") AS row_to, {function}({a}) AS "from", {function}({b}) AS "to", '
+           f'{function}({b}) - {function}({a}) AS difference, '
+           f'round(({function}({b}) - {function}({a})) / abs({function}({a})) * 100, 2) AS percent_change, '
+           f'round({function}({b}) / {function}({a}), 4) AS ratio, count({a}) AS rows_from, count({b}) AS rows_to '
+           f"FROM {_q(table.physical)}{where}")
+
+    def plain(i: int) -> str:
+        return table.columns[i].name.replace(", ", " ").replace(" to ", " ")
+    what = f"{function} of the columns{_said(filters)}, {plain(start)} to {plain(end)}"
+    return TableQuery(table, sql, "series", what, (start, end), (), where, 1.1 + 0.3 * len(filters))
 
 
 # -- one row of a wide table, across its columns; a cell found by the values of its row ------------------------

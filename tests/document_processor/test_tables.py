@@ -44,6 +44,32 @@ def test_a_label_printed_centred_over_its_group_of_years_names_every_column_of_t
                              "Operating Profit 2022", "Operating Profit 2021", "Operating Profit 2020")
 
 
+def test_a_footnote_mark_on_a_year_does_not_hide_where_the_next_group_starts():
+    # "2022(a)" begins the second group as "2022" would: both labels still name their three years
+    data = _xlsx([["Division", None, "Net Revenue", None, None, "Operating Profit/(Loss)", None],
+                  [None, 2022, 2021, 2020, "2022(a)", 2021, 2020],
+                  ["FLNA", "23,291", "19,608", "18,189", "6,135", "5,633", "5,340"]])
+    (table,) = parse_bytes(data, "divisions.xlsx", isolate=False).tables
+    assert table.columns == ("Division", "Net Revenue 2022", "Net Revenue 2021", "Net Revenue 2020",
+                             "Operating Profit/(Loss) 2022(a)", "Operating Profit/(Loss) 2021",
+                             "Operating Profit/(Loss) 2020")
+
+
+def test_a_label_read_into_one_cell_of_its_group_names_the_bare_years_beside_it():
+    # the table pass read "Net Revenue" into the cell of the middle year: one header row, the label on one column
+    data = _xlsx([["Division", 2021, "Net Revenue 2020", 2019, "2021", "Operating Profit 2020", "2019(a)"],
+                  ["FLNA", "19,608", "18,189", "17,078", "5,633", "5,340", "5,258"]])
+    (table,) = parse_bytes(data, "divisions.xlsx", isolate=False).tables
+    assert table.columns == ("Division", "Net Revenue 2021", "Net Revenue 2020", "Net Revenue 2019",
+                             "Operating Profit 2021", "Operating Profit 2020", "Operating Profit 2019(a)")
+
+
+def test_a_label_on_the_last_year_of_a_header_is_that_column_s_own():
+    data = _xlsx([["Country", 2019, 2020, "2021 Forecast"], ["Chile", "1.5", "1.7", "2.0"]])
+    (table,) = parse_bytes(data, "outlook.xlsx", isolate=False).tables
+    assert table.columns == ("Country", "2019", "2020", "2021 Forecast")
+
+
 def test_a_word_table_typed_as_one_row_of_tall_cells_becomes_a_row_per_line(tmp_path):
     document = docx.Document()
     grid = document.add_table(rows=2, cols=3)

@@ -130,3 +130,19 @@ def test_a_computed_figure_keeps_the_unit_its_cells_print(tmp_path, fake_embedde
     assert "$120,500" in budget.answer
     largest = agent.ask("Which region has the largest share?")
     assert "South (37.7%)" in largest.answer
+
+
+def test_a_sheet_whose_headers_the_question_names_is_a_candidate_though_retrieval_missed_it(tmp_path):
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import candidate_tables
+    from document_processor import DataTable, Location
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    months = DataTable("Sales by Region", "Sales by Region", ("Region", "Jan", "Feb", "Dec"),
+                       (("North", "10", "20", "30"), ("Total", "10", "20", "30")),
+                       Location(sheet="Sales by Region", cells="A1:D3"))
+    other = DataTable("Staff", "Staff", ("Name", "Age"), (("Ann", "40"),), Location(sheet="Staff", cells="A1:B2"))
+    store.write("s", "Regional_Sales_FY2023.xlsx", [months])
+    store.write("o", "staff.xlsx", [other])
+    found, prior = candidate_tables(store, [], "how much higher were total company sales in December than in January?")
+    assert [t.name for t in found] == ["Sales by Region"] and prior[found[0].table_id] > 0

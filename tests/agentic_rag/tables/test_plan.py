@@ -208,3 +208,122 @@ def test_a_count_counts_what_the_rows_are(tmp_path):
     assert plans("How many turbines did the Halden survey inspect?", tables, values) == []  # not the log's rows
     counted = plans("How many rows have the site Halden?", tables, values)
     assert counted and counted[0].op == "count"
+
+
+# -- shapes added for statements and data files whose questions went unanswered -----------------------------------
+
+DIVISIONS = DataTable(
+    "p. 70 table 1", "Net revenue and operating profit of each division",
+    ("label", "Net Revenue 2022", "Net Revenue 2021", "COVID-19 charges 2022"),
+    (("FLNA", "23,291", "19,608", "10"), ("QFNA", "3,160", "2,751", "3"), ("PBNA", "26,213", "25,276", "36"),
+     ("LatAm", "9,779", "8,108", "5"), ("PepsiCo", "86,392", "79,474", "64")),
+    Location(page=70))
+SEGMENTS = DataTable(
+    "p. 38 table 1", "Net revenues by segment", ("label", "2022", "2021"),
+    (("Las Vegas Strip Resorts", "", ""), ("Casino", "2,104,096", "1,549,419"), ("Rooms", "2,729,715", "1,402,712"),
+     ("MGM China", "", ""), ("Rooms (2)", "31,000", "62,000"), ("Las Vegas Strip Resorts total", "8,395,000", "5,000,000")),
+    Location(page=38))
+MONTHS = ("Jan", "Feb", "Mar", "Apr")
+SALES = DataTable(
+    "Sales by Region", "Sales by Region", ("Region", *MONTHS, "FY Total"),
+    (("Northeast", "100", "110", "120", "130", "460"), ("Southwest", "90", "80", "70", "60", "300"),
+     ("West Coast", "200", "100", "100", "100", "500"), ("Total", "390", "290", "290", "290", "1260")),
+    Location(sheet="Sales by Region", cells="A1:F5"))
+BUDGET = DataTable(
+    "Budget", "Budget", ("Department", "Cost Line", "FY24 Budget", "Variance (Budget - Actual)"),
+    (("IT", "Cloud", "600", "-50"), ("IT", "Laptops", "400", "20"), ("HR", "Payroll", "250", "5"),
+     ("HR", "Training", "50", "-5")),
+    Location(sheet="Budget", cells="A1:D5"))
+RIOTS = DataTable(
+    "victims", "victims", ("name", "age", "type", "gross"),
+    (("A", "42", "Homicide", "1"), ("B", "40", "Homicide", "2"), ("C", "55", "Homicide", "3"), ("D", "61", "Other", "4"),
+     ("E", "30", "Homicide", "400000000")),
+    Location(sheet="victims", cells="A1:D6"))
+MOVIES = DataTable(
+    "movies", "movies", ("Title", "Distributor", "Worldwide_Gross", "Director"),
+    (("A", "Warner", "500000000", "Steven Spielberg"), ("B", "Warner", "200000000", "Steven Spielberg"),
+     ("C", "Disney", "650000000", "Other"), ("D", "Fox", "350000000", "Steven Spielberg"), ("Water", "Fox", "9", "X")),
+    Location(sheet="movies", cells="A1:D6"))
+WAR = DataTable("crimea", "crimea", ("date", "wounds", "disease"),
+                (("1854-04-01", "10", "110"), ("1854-05-01", "20", "30")), Location(sheet="crimea", cells="A1:C3"))
+
+
+def _plans(tmp_path, files, question, **kwargs):
+    from agentic_rag.tables.compute import _layout
+    from agentic_rag.tables.plan import plans
+
+    store = TableStore(tmp_path / "shapes.duckdb")
+    for i, (name, table) in enumerate(files):
+        store.write(f"d{i}", name, [table])
+    tables = store.tables()
+    values = {t.table_id: _distinct(store, t) for t in tables}
+    layouts = {t.table_id: _layout(store, t) for t in tables}
+    found = plans(question, tables, values, layouts=layouts, **kwargs)
+    return (found[0], store.query(found[0].sql)) if found else (None, None)
+
+
+def _row(result):
+    return dict(zip(result.columns, result.rows[0], strict=True))
+
+
+def test_the_rows_a_question_names_are_added_up_in_the_column_its_words_name(tmp_path):
+    query, result = _plans(tmp_path, [("PEPSICO_2022_10K.pdf", DIVISIONS)],
+                           "Combined 2022 net revenue of PepsiCo's three North American divisions (FLNA, QFNA and PBNA)?")
+    assert query.op == "sum" and query.rows == (1, 2, 3)  # not the PepsiCo row: the document's own company
+    assert _row(result)["value"] == 23291 + 3160 + 26213  # "Net Revenue 2022", not "COVID-19 charges 2022"
+
+
+def test_a_company_name_written_run_together_in_the_file_name_is_the_documents(tmp_path):
+    query, result = _plans(tmp_path, [("AMERICANWATERWORKS_2021_10K.pdf", SEGMENTS)],
+                           "What were American Water's casino revenues in 2022?")
+    assert query is not None and _row(result)["value"] == 2104096
+
+
+def test_a_heading_row_without_figures_names_the_rows_below_it(tmp_path):
+    query, result = _plans(tmp_path, [("MGMRESORTS_2022_10K.pdf", SEGMENTS)],
+                           "Rooms revenue growth at MGM's Las Vegas Strip Resorts, 2022 vs 2021, in percent?")
+    assert query.op == "change" and query.rows == (3,)  # Rooms under Las Vegas Strip Resorts, not under MGM China
+    assert _row(result)["percent_change"] == pytest.approx(94.6, abs=0.01)
+
+
+def test_a_span_of_months_of_one_row_is_added_up(tmp_path):
+    query, result = _plans(tmp_path, [("Regional_Sales.xlsx", SALES)], "Add up the Q1 (Jan-Mar) revenue for the Southwest region.")
+    assert query.op == "span" and _row(result)["value"] == 90 + 80 + 70
+
+
+def test_in_total_reads_the_tables_own_total_column(tmp_path):
+    query, result = _plans(tmp_path, [("Regional_Sales.xlsx", SALES)], "Which region sold the most in total over the year?")
+    assert query.op == "top max" and result.rows[0][1:] == ("West Coast", 500.0)  # the Total row left out
+
+
+def test_two_groups_of_rows_named_by_values_of_one_column_are_compared(tmp_path):
+    query, result = _plans(tmp_path, [("FY2024_Budget.xlsx", BUDGET)],
+                           "How many times larger is the IT department's total budget than HR's?")
+    row = _row(result)
+    assert query.op == "series" and (row["from"], row["to"]) == (300, 1000)  # "FY24 Budget", not the variance
+    assert row["ratio"] == pytest.approx(1000 / 300, abs=1e-4)
+
+
+def test_two_columns_are_compared_over_the_rows(tmp_path):
+    query, result = _plans(tmp_path, [("crimea.csv", WAR)],
+                           "how many times more soldiers died of disease than of wounds across the whole crimea table?")
+    assert query.op == "series" and _row(result)["ratio"] == pytest.approx(140 / 30, abs=1e-4)
+
+
+@pytest.mark.parametrize("question, count", [
+    ("How many homicide victims in the riots dataset were older than 40?", 2),  # the rows are what is counted
+    ("How many Steven Spielberg films made over $300 million worldwide?", 2),  # a scale word multiplies
+])
+def test_a_count_with_a_bound_on_a_column_counts_the_rows(tmp_path, question, count):
+    query, result = _plans(tmp_path, [("la-riots.csv", RIOTS), ("movies.csv", MOVIES)], question)
+    assert query.op == "count" and result.rows[0][0] == count
+
+
+def test_top_n_of_a_noun_ranks_the_groups_it_names(tmp_path):
+    query, result = _plans(tmp_path, [("movies.csv", MOVIES)], "top 2 distributors by total worldwide gross in movies.csv")
+    assert [r[1] for r in result.rows] == ["Warner", "Disney"]  # summed by distributor; the top film is Disney's
+
+
+def test_the_last_word_of_a_longer_name_is_not_a_value_to_filter_on(tmp_path):
+    query, _ = _plans(tmp_path, [("movies.csv", MOVIES)], "In American Water's 2021 10-K, which movie grossed the most?")
+    assert query is None or "Water" not in query.sql
