@@ -37,12 +37,18 @@ _OPS = (
     ("count", re.compile(r"\b(?:how many|number of|count)\b", re.I)),
     ("avg", re.compile(r"\b(?:average|mean|avg)\b", re.I)),
     ("max", re.compile(r"\b(?:highest|largest|maximum|max|most|biggest|greatest|peak|top|best|wettest|hottest|"
-                       r"warmest|longest|busiest)\b", re.I)),
-    ("min", re.compile(r"\b(?:lowest|smallest|minimum|min|least|fewest|worst|driest|coldest|coolest|shortest)\b",
-                       re.I)),
+                       r"warmest|longest|busiest|strongest|fastest)\b", re.I)),
+    ("min", re.compile(r"\b(?:lowest|smallest|minimum|min|least|fewest|worst|driest|coldest|coolest|shortest|"
+                       r"weakest|slowest)\b", re.I)),
     ("sum", re.compile(r"\b(?:total|sum|combined|altogether|in all|overall|aggregate|cumulative|add(?:ed)? up)\b",
                        re.I)),
 )
+# a superlative of a change: the change is what is ranked ("the strongest year-over-year growth", "the biggest net
+# sales decline"), not a change mentioned elsewhere in the question
+_MOST_CHANGED = re.compile(r"\b(?:highest|largest|biggest|greatest|most|strongest|fastest|best|lowest|smallest|"
+                           r"weakest|slowest|worst|least)\s+(?:[\w-]+\s+){0,3}?(?:growth|increase|decrease|decline|"
+                           r"drop|rise|gain|fall|change|improvement|jump|loss)\b", re.I)
+_FALLING = re.compile(r"\b(?:declin\w*|decreas\w*|drop\w*|fall\w*|fell|los[st]\w*|shr[iu]nk\w*|contract\w*)\b", re.I)
 _WHICH = re.compile(r"\b(?:which|what|who)\b[^?]{0,60}?\b(?:has|had|have|was|were|is|are|with|saw|recorded|shows?|"
                     r"got|received)\b|\b(?:which|what)\s+\w+(?:\s+\w+)?\s+(?:has|had|was|is|recorded)\b|^which\b|"
                     r"\bwhich\s+\w+\s*(?:[,?]|$|and\b)",
@@ -74,6 +80,7 @@ class TableAsk:
     top: int = 1
     points: tuple[str, ...] = ()  # the dates it names, as ISO prefixes in its order: '2000-01', '2010', '2010-07-04'
     figures: bool = True  # the question asks for a figure: a table's only numeric column may be the one it means
+    change: bool = False  # a superlative of a change: "which segment had the biggest sales decline"
 
     def seen_by(self, table: TableInfo) -> TableAsk:
         """The ask as this table reads it: an operation word that is part of the table's own names ("Average
@@ -90,8 +97,7 @@ class TableAsk:
                 names |= words
         words = {m.group(0) for _, pattern in _OPS for m in pattern.finditer(self.text)}
         if words and all(forms_of(w) & names for w in words):
-            return TableAsk(self.text, "lookup", self.years, self.concepts, self.forms, self.which, self.top,
-                            self.points)
+            return replace(self, op="lookup", change=False)
         return self
 
     @classmethod
@@ -106,8 +112,12 @@ class TableAsk:
             op = next(o for o in ops if o in ("max", "min"))  # "which month was warmest on average": a superlative
         top = _TOP_N.search(question)
         count = (int(top.group(1)) if top.group(1).isdigit() else _WORDS[top.group(1).lower()]) if top else 1
+        superlative = [o for o in ops if o in ("max", "min")]
+        change = (which or bool(top)) and bool(superlative) and bool(_MOST_CHANGED.search(question))
+        if change:  # "the strongest growth", "the biggest decline": the highest (lowest) change of a row
+            op = superlative[0] if not _FALLING.search(question) else {"max": "min", "min": "max"}[superlative[0]]
         return cls(question, op, years, query_concepts(question),
-                   forms_of(question), which, min(count, TOP_MAX), date_points(question))
+                   forms_of(question), which, min(count, TOP_MAX), date_points(question), change=change)
 
 
 @dataclass(frozen=True)
@@ -389,6 +399,11 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
     is not a row to read; the heading it stands under adds to a row the question names with it ("Rooms revenue
     at the Las Vegas Strip Resorts": Rooms under Las Vegas Strip Resorts)."""
     found: dict[frozenset, tuple[int, float]] = {}
+    # "CVS Health's total revenues": a name the file is named after (the company) names no row; a data file's
+    # name is its content ("sales.xlsx"), and its words still name rows
+    own = frozenset(f for c in ask.concepts if c.specific and len(c.text) > 2 and
+                    c.text.lower() in table.file_name.lower() for f in c.forms)
+    asked = ask.forms - own
     for i, label in enumerate(table.labels, start=1):
         if i in layout.empty:
             continue
@@ -399,16 +414,16 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         # the share of the label's words the question holds, word by word (a form of each, not its initials)
         tokens = [forms_of(w.lower()) for w in re.findall(r"[A-Za-z0-9]+", label) if not _YEAR.fullmatch(w)]
         tokens = [f for f in tokens if f]
-        held = sum(1 for f in tokens if f & ask.forms) / len(tokens) if tokens else 0.0
+        held = sum(1 for f in tokens if f & asked) / len(tokens) if tokens else 0.0
         # A name of the question is the label ("US" for "United States"), not one word of a longer label.
         named = any(c.specific and c.met(words) and not any(ch.isdigit() for ch in c.text)
-                    and len(specific) <= 2 for c in ask.concepts)
-        score = max(held if held >= MIN_ROW_MATCH and specific & ask.forms else 0.0, 0.9 if named else 0.0)
-        score += 0.01 * sum(1 for f in tokens if f & ask.forms) if score else 0.0  # "Total Assets" over "ASSETS"
+                    and len(specific) <= 2 and not c.forms <= own for c in ask.concepts)
+        score = max(held if held >= MIN_ROW_MATCH and specific & asked else 0.0, 0.9 if named else 0.0)
+        score += 0.01 * sum(1 for f in tokens if f & asked) if score else 0.0  # "Total Assets" over "ASSETS"
         heading = (layout.sections or {}).get(i, "")
         if score and heading:
             under = [f for f in (forms_of(w.lower()) for w in re.findall(r"[A-Za-z0-9]+", heading)) if f - _GENERIC]
-            score += 0.05 * sum(1 for f in under if f & ask.forms)
+            score += 0.05 * sum(1 for f in under if f & asked)
             words = words | forms_of(heading)  # the same label under two headings is two rows
         if score and (words not in found or found[words][1] < score):
             found.setdefault(words, (i, score))
@@ -429,8 +444,7 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
     out = []
     for period in asked:
         columns = [i for i, c in enumerate(table.columns) if i and c.numeric and period in periods_of(c.name)]
-        single = [i for i in columns if len(periods_of(table.columns[i].name)) == 1]
-        columns = single or columns  # "2016", not "Percent Change 2017 vs. 2016"
+        columns = [i for i in columns if not _compares_years(table.columns[i].name)]  # not "2018 vs. 2017"
         if len(columns) > 1:  # "Net Revenue 2022" and "Operating Profit 2022": the one whose words it names
             met = [(_header_met(ask, table.columns[i].name), i) for i in columns]
             best = max(m for m, _ in met)
@@ -438,7 +452,16 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
         if len(columns) != 1:
             return None
         out.append(columns[0])
-    return out
+    return list(dict.fromkeys(out))  # "December 31, 2022" names its year and its month: one column
+
+
+_VERSUS = re.compile(r"\b(?:vs\.?|versus|compared|change|over)\b|%", re.IGNORECASE)
+
+
+def _compares_years(name: str) -> bool:
+    """Whether a header is a comparison of two years ("2018 vs. 2017 $%", "Change 2017 vs. 2016"), a column
+    neither year's figure is in."""
+    return len(set(_YEAR.findall(name))) >= 2 and bool(_VERSUS.search(name))
 
 
 _MONTH_WORD = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -508,10 +531,14 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     values select."""
     if ask.op in ("lookup", "change", "ratio"):
         return None
+    ranked = _ranked_change(ask, table) if ask.change and ask.op in ("max", "min") else None
+    if ranked is not None:
+        return ranked  # else the plain superlative: "the highest revenue compared with its peers"
     filters, used = _filters(ask, table, values)
     compared = _comparisons(ask, table)
     column = _target_column(ask, table, used, compared=bool(compared))
-    if column is None and compared:  # "older than 40": the comparison names its column
+    implied = column is None and bool(compared)
+    if implied:  # "older than 40": the comparison names its column
         column = _implied_column(ask, table, used)
     if compared and column is None:
         return None  # "below 3000": of which column the question does not say
@@ -525,15 +552,19 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         data_rows = table.location.sheet is not None and bool(filters)  # a data file's rows, selected by name
         # A bound on a column ("victims older than 40", "films that made over $300 million") says the rows are
         # the things counted: each has an age, a gross. Not when what is counted is itself a column's figure.
-        bounded = data_rows and bool(compared) and not any(
-            c.numeric and meets(counted.forms, name_forms(c.name) - _GENERIC) for c in table.columns) \
+        # A column of names of what is counted ("Sales Rep" for "how many reps") says the same.
+        bounded = data_rows and bool(compared) and column is not None and \
+            (implied or _header_met(ask, table.columns[column].name)[0] > 0) \
+            and not any(c.numeric and meets(counted.forms, name_forms(c.name) - _GENERIC) for c in table.columns) \
             if counted is not None else False
-        if counted is None or not (counted.met(names) or data_rows and _rows_are(counted, table) or bounded) \
-                or _MORE.search(ask.text):
+        rows_named = counted is not None and (counted.met(names) or any(
+            not c.numeric and meets(counted.forms, name_forms(c.name) - _GENERIC) for c in table.columns))
+        if counted is None or not (counted.met(names) or data_rows and (_rows_are(counted, table) or rows_named)
+                                   or bounded) or _MORE.search(ask.text):
             return None  # what is counted is not what the table's rows are ("how many more ...": a value)
         sql = f'SELECT count(*) AS "count" FROM {source}{where}'
         return TableQuery(table, sql, "count", f"rows of {table.name}" + _said(filters), (0,), (), where, 0.8 +
-                          0.4 * len(filters) + (0.3 if counted.met(names) else 0.0))
+                          0.4 * len(filters) + (0.5 if rows_named else 0.0))
     if column is None:
         return None
     col = _q(table.columns[column].sql)
@@ -551,6 +582,69 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     sql = f'SELECT {function}({col}) AS value, count({col}) AS "rows" FROM {source}{where}'
     return TableQuery(table, sql, function, f"{function} of {name}" + _said(filters), (column,), (), where,
                       1.0 + 0.3 * len(filters) + named)
+
+
+_CHANGE_HEADER = re.compile(r"\b(?:change|growth|yoy|y/y|vs\.?|variance|increase|decrease)\b|%\s*chg", re.I)
+
+
+def _ranked_change(ask: TableAsk, table: TableInfo) -> TableQuery | None:
+    """The rows ranked by a change ("which product line had the strongest year-over-year growth", "which segment
+    had the biggest net sales decline in 2019"): the table's own change column when it has one (of the period
+    asked, if any), else the percentage change from the year before the one asked (the latest, if none) to it,
+    between two columns of the same figure. A statement's total rows are left out."""
+    if not table.labels or table.columns[0].numeric:
+        return None
+    asked = [p for p in periods_of(ask.text) if p.isdigit()]
+    printed = [i for i, c in enumerate(table.columns) if i and c.numeric and _CHANGE_HEADER.search(c.name)
+               and (not asked or not periods_of(c.name) or asked[0] in periods_of(c.name))]
+    source, label = _q(table.physical), _q(table.columns[0].sql)
+    exclude = _total_rows(table) or "TRUE"
+    order = "DESC" if ask.op == "max" else "ASC"
+    if len(printed) == 1:
+        col = _q(table.columns[printed[0]].sql)
+        sql = (f'SELECT "_row", {label} AS label, {col} AS value FROM {source} WHERE {col} IS NOT NULL AND {exclude} '
+               f"ORDER BY {col} {order} LIMIT {ask.top}")
+        what = f"{'highest' if ask.op == 'max' else 'lowest'} {table.columns[printed[0]].name}"
+        return TableQuery(table, sql, f"top {ask.op}", what, (0, printed[0]), (), "", 1.3)
+    pair = _year_pair(ask, table, asked)
+    if pair is None:
+        return None
+    old, new = pair
+    a, b = _q(table.columns[old].sql), _q(table.columns[new].sql)
+    value = f"round(({b} - {a}) / abs({a}) * 100, 2)"
+    sql = (f'SELECT "_row", {label} AS label, {value} AS value FROM {source} WHERE {a} IS NOT NULL AND {b} IS NOT '
+           f"NULL AND {a} <> 0 AND {exclude} ORDER BY value {order} LIMIT {ask.top}")
+    what = (f"{'highest' if ask.op == 'max' else 'lowest'} percentage change from {table.columns[old].name} to "
+            f"{table.columns[new].name}")
+    return TableQuery(table, sql, f"top {ask.op}", what, (old, new), (), "", 1.2)
+
+
+def _year_pair(ask: TableAsk, table: TableInfo, asked: list[str]) -> tuple[int, int] | None:
+    """(the column of the year before, the column of the year) of one figure: the year asked, else the latest;
+    the two headers the same words but for the year."""
+    dated = {}
+    for i, c in enumerate(table.columns):
+        years = _YEAR.findall(c.name)
+        if i and c.numeric and len(years) == 1 and not _CHANGE_HEADER.search(c.name):
+            # the header's words but for its date and footnote marks: "December 28, 2019 (in millions)" and
+            # "December 29, 2018 (in millions)" are one figure's two years
+            words = " ".join(re.sub(r"[^a-z]+", " ", re.sub(r"\(\w{1,2}\)", " ", c.name.lower())).split())
+            dated.setdefault((words, int(years[0])), []).append(i)
+    keys = [k for k, v in dated.items() if len(v) == 1]
+    if asked:
+        keys = [k for k in keys if k[1] == int(asked[0])]
+    else:
+        latest = max((k[1] for k in keys), default=0)
+        keys = [k for k in keys if k[1] == latest]
+    keys = [k for k in keys if (k[0], k[1] - 1) in dated and len(dated[(k[0], k[1] - 1)]) == 1]
+    if len(keys) > 1:  # "Net Revenue 2022" and "Operating Profit 2022": the figure whose words the question names
+        met = [(_header_met(ask, k[0] or "x"), k) for k in keys]
+        best = max(m for m, _ in met)
+        keys = [k for m, k in met if m == best]
+    if len(keys) != 1:
+        return None
+    words, year = keys[0]
+    return dated[(words, year - 1)][0], dated[(words, year)][0]
 
 
 _WHICH_NOUN = re.compile(r"\b(?:which|what|top\s+(?:\d{1,2}|three|five|ten)|rank(?:ing)?(?:\s+the)?)\s+"
@@ -804,8 +898,9 @@ def _time_column(table: TableInfo, values: Mapping[int, Sequence[str]]) -> tuple
     for i, cells in values.items():
         if cells and all(_DATE.match(c) for c in cells[:20]):
             return i, "date"
-    for i, c in enumerate(table.columns):
-        if c.numeric and forms_of(identifier_text(c.name)) & forms_of("year"):
+    for i, c in enumerate(table.columns):  # a column named as the year ("year", "Fiscal Year"), not "Life (years)"
+        words = forms_of(identifier_text(c.name))
+        if c.numeric and words & forms_of("year") and words <= forms_of("year years fiscal calendar fy yr"):
             return i, "year"
     for i, cells in values.items():  # years written as text ("1955", "1960"): the first column of a data table
         if cells and all(_YEAR.fullmatch(c.strip()) for c in cells[:20]):

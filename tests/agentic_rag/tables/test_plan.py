@@ -327,3 +327,27 @@ def test_top_n_of_a_noun_ranks_the_groups_it_names(tmp_path):
 def test_the_last_word_of_a_longer_name_is_not_a_value_to_filter_on(tmp_path):
     query, _ = _plans(tmp_path, [("movies.csv", MOVIES)], "In American Water's 2021 10-K, which movie grossed the most?")
     assert query is None or "Water" not in query.sql
+
+
+LINES = DataTable(
+    "slide 3 table 1", "Net revenue by product line ($K)", ("Product line", "FY2023", "FY2022", "YoY %"),
+    (("Tents", "9190", "8420", "9.1%"), ("Lighting", "1630", "1150", "41.7%"), ("Total", "10820", "9570", "13.1%")),
+    Location(slide=3))
+SEGMENT_SALES = DataTable(
+    "p. 30 table 1", "Net Sales:", ("label", "December 28, 2019 (in millions)", "December 29, 2018 (in millions)"),
+    (("Net sales:", "", ""), ("United States", "16,582", "16,921"), ("Canada", "1,882", "2,173"),
+     ("Rest of World", "2,788", "3,255"), ("Total net sales", "21,252", "22,349")),
+    Location(page=30))
+
+
+@pytest.mark.parametrize("question, files, label", [
+    # the table's own change column
+    ("Which product line had the strongest year-over-year growth in FY2023?",
+     [("FY2023_QBR.pptx", LINES)], "Lighting"),
+    # computed from the two years of one figure; a decline is the lowest change; the total row left out
+    ("Which Kraft Heinz segment had the biggest net sales decline in 2019?",
+     [("KRAFTHEINZ_2019_10K.pdf", SEGMENT_SALES)], "Rest of World"),
+])
+def test_which_row_changed_most(tmp_path, question, files, label):
+    query, result = _plans(tmp_path, files, question)
+    assert query.op in ("top max", "top min") and result.rows[0][1] == label
