@@ -22,6 +22,7 @@ from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.tables.words import identifier_text, meets, name_forms, named_by
 
+CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the question ranks a change it cannot compute
 NAMED_ROW = 0.9  # a row the question names by its label (all of it, or a name that is the label)
 MIN_ROW_MATCH = 0.6  # share of a row label's words the question must hold for the row to be the one asked
 MIN_SCORE = 1.0
@@ -533,7 +534,10 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         return None
     ranked = _ranked_change(ask, table) if ask.change and ask.op in ("max", "min") else None
     if ranked is not None:
-        return ranked  # else the plain superlative: "the highest revenue compared with its peers"
+        return ranked
+    if ask.change and ask.op in ("max", "min"):  # no change this table can rank: its plain superlative, after
+        plain = _aggregate_query(replace(ask, change=False), table, values)  # any table that can rank one
+        return replace(plain, score=plain.score - CHANGE_UNRANKED) if plain is not None else None
     filters, used = _filters(ask, table, values)
     compared = _comparisons(ask, table)
     column = _target_column(ask, table, used, compared=bool(compared))
