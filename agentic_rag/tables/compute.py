@@ -93,7 +93,7 @@ def headed(tables: Sequence[TableInfo], question: str, known: set[str]) -> list[
     out = []
     for table in [t for t in tables if t.location.sheet is not None and t.table_id not in known][:MAX_SCANNED]:
         heads = [c for c in table.columns if c.numeric]
-        named = sum(1 for c in heads if periods & set(periods_of(c.name))) + \
+        named = sum(1 for c in heads if periods & set(periods_of(c.name, header=True))) + \
             sum(1 for c in asked if not c.specific and any(c.met(name_forms(h.name) - GENERIC) for h in heads))
         about = sum(1 for c in asked if c.met(forms_of(f"{table.name} {re.sub(r'[_.-]+', ' ', table.file_name)}")
                                               - GENERIC))

@@ -22,6 +22,7 @@ from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.tables.words import identifier_text, meets, name_forms, named_by
 
+_FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with"})
 CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the question ranks a change it cannot compute
 NAMED_ROW = 0.9  # a row the question names by its label (all of it, or a name that is the label)
 MIN_ROW_MATCH = 0.6  # share of a row label's words the question must hold for the row to be the one asked
@@ -338,7 +339,8 @@ def _period_span(ask: TableAsk, table: TableInfo) -> list[int]:
         return []
     out = []
     for month in range(first, last + 1):
-        columns = [i for i, c in enumerate(table.columns) if i and c.numeric and f"m{month:02d}" in periods_of(c.name)]
+        columns = [i for i, c in enumerate(table.columns) if i and c.numeric and f"m{month:02d}" in periods_of(c.name,
+                                                                                                          header=True)]
         if len(columns) != 1:
             return []
         out.append(columns[0])
@@ -382,8 +384,9 @@ _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 def _change(table: TableInfo, row: int, columns: list[int], match: float, than: bool = False) -> TableQuery:
     """From one period to another of a row: the earlier year to the later; without years, "more in Q3 than in
     Q2" runs from the second named to the first, "from January to December" from the first to the second."""
-    if all(_year_of(table.columns[i].name) for i in columns):
-        new, old = sorted(columns, key=lambda i: _year_of(table.columns[i].name), reverse=True)
+    when = [_when(table.columns[i].name) for i in columns]
+    if all(w[0] for w in when) and when[0] != when[1]:  # dated columns: from the earlier to the later
+        new, old = sorted(columns, key=lambda i: _when(table.columns[i].name), reverse=True)
     else:
         new, old = (columns[0], columns[1]) if than else (columns[1], columns[0])
     a, b = _q(table.columns[new].sql), _q(table.columns[old].sql)
@@ -413,8 +416,8 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         if not specific:
             continue
         # the share of the label's words the question holds, word by word (a form of each, not its initials)
-        tokens = [forms_of(w.lower()) for w in re.findall(r"[A-Za-z0-9]+", label) if not _YEAR.fullmatch(w)]
-        tokens = [f for f in tokens if f]
+        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+", label)
+                  if not _YEAR.fullmatch(w) and w.lower() not in _FUNCTION_WORDS]  # "All other income": 3 words
         held = sum(1 for f in tokens if f & asked) / len(tokens) if tokens else 0.0
         # A name of the question is the label ("US" for "United States"), not one word of a longer label.
         named = any(c.specific and c.met(words) and not any(ch.isdigit() for ch in c.text)
@@ -444,7 +447,7 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
         return []
     out = []
     for period in asked:
-        columns = [i for i, c in enumerate(table.columns) if i and c.numeric and period in periods_of(c.name)]
+        columns = [i for i, c in enumerate(table.columns) if i and c.numeric and period in periods_of(c.name, header=True)]
         columns = [i for i in columns if not _compares_years(table.columns[i].name)]  # not "2018 vs. 2017"
         if len(columns) > 1:  # "Net Revenue 2022" and "Operating Profit 2022": the one whose words it names
             met = [(_header_met(ask, table.columns[i].name), i) for i in columns]
@@ -471,7 +474,7 @@ _QUARTER = re.compile(r"\b(?:q([1-4])|([1-4])q|(first|second|third|fourth) quart
 _ORDINAL_Q = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
 
 
-def periods_of(text: str) -> tuple[str, ...]:
+def periods_of(text: str, *, header: bool = False) -> tuple[str, ...]:
     """The periods a question or a header names, in order: years ('2022'), months ('m03' for March or Mar),
     quarters ('q3' for Q3, 3Q, third quarter). "may" is a month only before a number ("May 2023", "May 5")."""
     found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _YEAR.finditer(text)]
@@ -480,9 +483,38 @@ def periods_of(text: str) -> tuple[str, ...]:
         if word == "may" and not re.match(r"\s*\d", text[m.end():]):
             continue
         found.append((m.start(), f"m{_MONTHS[word[:3]]:02d}"))
+    quarters = [(m.start(), m.end(), m.group("q") or m.group("q2") or m.group("q3"), m.group("y"))
+                for m in _QUARTER_YEAR.finditer(text)]
+    taken = [(start, end) for start, end, _, _ in quarters]
+    found = [(at, p) for at, p in found if not any(a <= at < b for a, b in taken)]  # the year of a quarter
+    for start, _, quarter, year in quarters:  # "Q1 2021", "1Q21", "first quarter of 2021": one period
+        q = _ORDINAL_Q.get(quarter.lower(), quarter)
+        found.append((start, f"{_full_year(year)}q{q}"))
+        if header:  # a column "Q3 2023" is also the Q3 and the 2023 a question may name alone
+            found += [(start, f"q{q}"), (start, _full_year(year))]
+    for m in _QUARTER_ENDED.finditer(text):  # "Three months ended March 31, 2021": the first quarter of 2021
+        month = _MONTHS[m.group("m")[:3].lower()]
+        if month % 3 == 0:
+            found.append((m.start(), f"{m.group('y')}q{month // 3}"))
+            if header:
+                found.append((m.start(), f"q{month // 3}"))
     for m in _QUARTER.finditer(text):
-        found.append((m.start(), "q" + (m.group(1) or m.group(2) or _ORDINAL_Q[m.group(3).lower()])))
+        if not any(a <= m.start() < b for a, b in taken):
+            found.append((m.start(), "q" + (m.group(1) or m.group(2) or _ORDINAL_Q[m.group(3).lower()])))
     return tuple(dict.fromkeys(p for _, p in sorted(found)))
+
+
+_QUARTER_YEAR = re.compile(
+    r"\b(?:q(?P<q>[1-4])\s*(?:fy\s*)?['’]?|(?P<q2>[1-4])q\s*(?:fy)?['’]?|(?P<q3>first|second|third|fourth)\s+quarter\s+"
+    r"(?:of\s+)?(?:fiscal\s+|fy\s*)?)(?P<y>(?:19|20)\d\d|\d\d)\b", re.IGNORECASE)
+
+
+_QUARTER_ENDED = re.compile(r"\b(?:three|3)[- ]months?\s+ended\s+(?P<m>[A-Za-z]{3,9})\.?\s+\d{1,2},?\s+(?P<y>(?:19|20)\d\d)\b",
+                            re.IGNORECASE)
+
+
+def _full_year(year: str) -> str:
+    return year if len(year) == 4 else f"20{year}"
 
 
 def _compare_rows(table: TableInfo, rows: list[int], column: int, match: float) -> TableQuery:
@@ -600,7 +632,7 @@ def _ranked_change(ask: TableAsk, table: TableInfo) -> TableQuery | None:
         return None
     asked = [p for p in periods_of(ask.text) if p.isdigit()]
     printed = [i for i, c in enumerate(table.columns) if i and c.numeric and _CHANGE_HEADER.search(c.name)
-               and (not asked or not periods_of(c.name) or asked[0] in periods_of(c.name))]
+               and (not asked or not periods_of(c.name) or asked[0] in periods_of(c.name, header=True))]
     source, label = _q(table.physical), _q(table.columns[0].sql)
     exclude = _total_rows(table) or "TRUE"
     order = "DESC" if ask.op == "max" else "ASC"
@@ -772,7 +804,7 @@ def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared:
     numeric = [i for i, c in enumerate(table.columns) if c.numeric and i not in used]
     asked = periods_of(ask.text)
     if asked:  # "operating profit in 2022": the columns of that period, when the table has them
-        dated = [i for i in numeric if set(asked) & set(periods_of(table.columns[i].name))]
+        dated = [i for i in numeric if set(asked) & set(periods_of(table.columns[i].name, header=True))]
         numeric = dated or numeric
     scored = [(_header_met(ask, table.columns[i].name), i) for i in numeric]
     scored = [(s, i) for s, i in scored if s[0]]
@@ -845,6 +877,15 @@ def _total_rows(table: TableInfo) -> str:
 
 def _said(filters: list[str]) -> str:
     return f" where {' and '.join(filters)}" if filters else ""
+
+
+def _when(name: str) -> tuple[int, int]:
+    """A period header as a date to sort by: (year, month), a quarter as its last month ("Q3 2023" -> (2023, 9))."""
+    found = periods_of(name)
+    year = next((int(p[:4]) for p in found if len(p) == 6 and p[4] == "q"), 0) or _year_of(name)
+    quarter = next((int(p[-1]) * 3 for p in found if "q" in p), 0)
+    month = next((int(p[1:]) for p in found if p.startswith("m")), 0)
+    return year, quarter or month
 
 
 def _year_of(name: str) -> int:

@@ -351,3 +351,31 @@ SEGMENT_SALES = DataTable(
 def test_which_row_changed_most(tmp_path, question, files, label):
     query, result = _plans(tmp_path, files, question)
     assert query.op in ("top max", "top min") and result.rows[0][1] == label
+
+
+@pytest.mark.parametrize("text, periods", [
+    ("Q1 2021", ("2021q1",)), ("1Q21", ("2021q1",)), ("first quarter of 2021", ("2021q1",)),
+    ("Three months ended March 31, 2021", ("2021q1", "m03", "2021")), ("Q3", ("q3",)),
+])
+def test_a_quarter_with_its_year_is_one_period(text, periods):
+    from agentic_rag.tables.plan import periods_of
+
+    assert periods_of(text) == periods
+
+
+QUARTERS = DataTable(
+    "p. 3 table 1", "Consolidated Financial Highlights", ("label", "1Q21", "4Q20", "1Q20"),
+    (("Total net revenue", "32,266", "29,224", "28,251"), ("Net income", "14,300", "12,136", "2,865")),
+    Location(page=3))
+CATEGORIES = DataTable("¶ 12 table 1", "Category mix", ("Category", "Q2 2023", "Q3 2023"),
+                       (("Camping", "2,106,300", "2,458,170"), ("Cycling", "1,193,880", "1,047,620")),
+                       Location(paragraph=12))
+
+
+def test_quarters_of_two_years_and_quarters_without_a_year(tmp_path):
+    query, result = _plans(tmp_path, [("JPMORGAN_2021Q1_10Q.pdf", QUARTERS)],
+                           "JPMorgan's Q1 2021 net income was how many times its Q1 2020 net income?")
+    assert query.op == "ratio" and _row(result)["ratio"] == pytest.approx(round(14300 / 2865, 4))
+    query, result = _plans(tmp_path, [("Q3_Report.docx", CATEGORIES)],
+                           "How much more revenue did the Camping category bring in during Q3 than in Q2?")
+    assert _row(result)["difference"] == 2458170 - 2106300
