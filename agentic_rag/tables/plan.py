@@ -448,6 +448,8 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
     out = []
     for period in asked:
         columns = [i for i, c in enumerate(table.columns) if i and c.numeric and period in periods_of(c.name, header=True)]
+        if not columns and re.fullmatch(r"\d{4}q[1-4]", period):
+            columns = _quarter_by_year(table, period)
         columns = [i for i in columns if not _compares_years(table.columns[i].name)]  # not "2018 vs. 2017"
         if len(columns) > 1:  # "Net Revenue 2022" and "Operating Profit 2022": the one whose words it names
             met = [(_header_met(ask, table.columns[i].name), i) for i in columns]
@@ -492,10 +494,16 @@ def periods_of(text: str, *, header: bool = False) -> tuple[str, ...]:
         found.append((start, f"{_full_year(year)}q{q}"))
         if header:  # a column "Q3 2023" is also the Q3 and the 2023 a question may name alone
             found += [(start, f"q{q}"), (start, _full_year(year))]
-    for m in _QUARTER_ENDED.finditer(text):  # "Three months ended March 31, 2021": the first quarter of 2021
-        month = _MONTHS[m.group("m")[:3].lower()]
-        if month % 3 == 0:
-            found.append((m.start(), f"{m.group('y')}q{month // 3}"))
+    for m in _NUMERIC_DATE.finditer(text):  # "3/25/2023": March 2023
+        if 1 <= int(m.group("m")) <= 12:
+            found.append((m.start(), f"m{int(m.group('m')):02d}"))
+    for m in _QUARTER_ENDED.finditer(text):  # "Three months ended March 31, 2021", "12 Weeks Ended 3/25/2023"
+        month = _MONTHS.get((m.group("m") or "")[:3].lower()) or int(m.group("mm") or 0)
+        year = int(m.group("y"))
+        if month and int(m.group("d") or m.group("dd")) <= 7:  # a 52/53-week quarter ending "July 2" is June's
+            month, year = (month - 1, year) if month > 1 else (12, year - 1)
+        if month and month % 3 == 0:
+            found.append((m.start(), f"{year}q{month // 3}"))
             if header:
                 found.append((m.start(), f"q{month // 3}"))
     for m in _QUARTER.finditer(text):
@@ -509,8 +517,11 @@ _QUARTER_YEAR = re.compile(
     r"(?:of\s+)?(?:fiscal\s+|fy\s*)?)(?P<y>(?:19|20)\d\d|\d\d)\b", re.IGNORECASE)
 
 
-_QUARTER_ENDED = re.compile(r"\b(?:three|3)[- ]months?\s+ended\s+(?P<m>[A-Za-z]{3,9})\.?\s+\d{1,2},?\s+(?P<y>(?:19|20)\d\d)\b",
-                            re.IGNORECASE)
+# a quarter's span ending in a month: "three months ended March 31, 2021", "12 Weeks Ended 3/25/2023" (a fiscal
+# quarter of twelve or thirteen weeks); the quarter is the calendar one that month ends
+_QUARTER_ENDED = re.compile(r"\b(?:three|3|twelve|12|thirteen|13)[- ](?:months?|weeks?)\s+ended\s+(?:(?P<m>[A-Za-z]{3,9})\.?"
+                            r"\s+(?P<d>\d{1,2}),?\s+|(?P<mm>\d{1,2})/(?P<dd>\d{1,2})/)(?P<y>(?:19|20)\d\d)\b", re.IGNORECASE)
+_NUMERIC_DATE = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/\d{1,2}/(?:19|20)\d\d\b")
 
 
 def _full_year(year: str) -> str:
@@ -877,6 +888,17 @@ def _total_rows(table: TableInfo) -> str:
 
 def _said(filters: list[str]) -> str:
     return f" where {' and '.join(filters)}" if filters else ""
+
+
+def _quarter_by_year(table: TableInfo, period: str) -> list[int]:
+    """The column of a quarter whose header prints only its year, when another column names the same quarter of
+    another year ("2022 Amount" beside "FOURTH QUARTER 2021 Amount": the label was printed over both years)."""
+    year, quarter = period[:4], period[4:]
+    heads = [periods_of(c.name, header=True) if i and c.numeric else () for i, c in enumerate(table.columns)]
+    if not any(quarter in h and year not in h for h in heads):
+        return []
+    return [i for i, h in enumerate(heads) if year in h and not any(p.startswith("q") or p.startswith("m") or
+                                                                     len(p) == 6 for p in h)]
 
 
 def _when(name: str) -> tuple[int, int]:

@@ -379,3 +379,25 @@ def test_quarters_of_two_years_and_quarters_without_a_year(tmp_path):
     query, result = _plans(tmp_path, [("Q3_Report.docx", CATEGORIES)],
                            "How much more revenue did the Camping category bring in during Q3 than in Q2?")
     assert _row(result)["difference"] == 2458170 - 2106300
+
+
+@pytest.mark.parametrize("text, periods", [
+    ("12 Weeks Ended 3/25/2023", ("2023q1", "m03", "2023")),  # a fiscal quarter of twelve weeks
+    ("13 weeks ended July 29, 2023", ("m07", "2023")),  # a quarter ending in July: not a calendar quarter
+    ("Three Months Ended July 2, 2023", ("2023q2", "m07", "2023")),  # a 52/53-week quarter ending June's week
+    ("(unaudited) 3/25/2023", ("m03", "2023")),
+])
+def test_a_span_ended_on_a_date_is_the_quarter_that_month_ends(text, periods):
+    from agentic_rag.tables.plan import periods_of
+
+    assert periods_of(text) == periods
+
+
+def test_a_quarter_asked_reads_the_column_of_the_weeks_ended_in_it(tmp_path):
+    release = DataTable(
+        "p. 4 table 1", "Condensed Consolidated Statement of Income",
+        ("(in millions)", "12 Weeks Ended 3/25/2023", "12 Weeks Ended 3/19/2022"),
+        (("Net Revenue", "17,846", "16,200"), ("Operating Profit", "2,528", "3,574")), Location(page=4))
+    query, result = _plans(tmp_path, [("ACME_2023Q1_EARNINGS.pdf", release)],
+                           "What was Acme's operating profit in the first quarter of 2023?")
+    assert query.op == "lookup" and _row(result)["value"] == 2528
