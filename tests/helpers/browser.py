@@ -76,6 +76,17 @@ def streamlit_app(env: dict, log: Path):
             proc.wait(timeout=10)
 
 
+_RACED_CLICK = "MediaFileStorageError: Deferred file"  # a download click that raced a rerun (Streamlit's 404)
+
+
+def tracebacks(log: str) -> list[str]:
+    """The tracebacks a server log holds, but for Streamlit's own when a download click raced a rerun (the
+    button of the run before asked for a file the new run replaced; the browser gets a 404, a second click
+    works): every other one is a failure of the app."""
+    blocks = log.split("Traceback (most recent call last):")[1:]
+    return [b for b in blocks if _RACED_CLICK not in b]
+
+
 def _settle(page) -> None:
     """Wait until the script run is over (the running indicator is gone), so no faded element is left."""
     page.wait_for_timeout(300)

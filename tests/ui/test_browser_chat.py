@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, STEP_MS, _require_chromium, _settle, streamlit_app
+from tests.helpers.browser import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, STEP_MS, _require_chromium, _settle,
+                                   streamlit_app, tracebacks)
 from tests.helpers.documents import write_pdf
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -178,11 +179,9 @@ def test_upload_ask_and_view_the_source(server, tmp_path):
     _shot(page, "06-reasoning.png")
 
     # a tab click reruns the page (st.tabs on_change="rerun"), which replaces the Export button's deferred file:
-    # clicking the button of the run before finds no file (Streamlit logs "Deferred file … not found")
-    _settle(page)
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Export (Markdown)").click()
-    exported = Path(download.value.path()).read_text()
+    # a click that races a rerun asks for the file of the run before, which Streamlit no longer has (it logs
+    # "Deferred file … not found" and no download starts); a person clicks again, and so does this test
+    exported = _export(page)
     assert "## Q: How much did the Zephyr project reduce energy use?" in exported
     assert "- [1] zephyr_report.pdf · p. 2" in exported and "### Reasoning" in exported
 
@@ -194,7 +193,23 @@ def test_upload_ask_and_view_the_source(server, tmp_path):
     assert not dialogs  # ...and never run
     second.get_by_role("tab", name="Source viewer").scroll_into_view_if_needed()
     _shot(page, "07-script-as-text.png")
-    assert "Traceback" not in log.read_text()
+    assert not tracebacks(log.read_text())
+
+
+def _export(page) -> str:
+    """The chat exported as Markdown, clicking Export again (at most three times) when a click raced a rerun."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):
+        _settle(page)
+        try:
+            with page.expect_download(timeout=15_000) as download:
+                page.get_by_role("button", name="Export (Markdown)").click()
+            return Path(download.value.path()).read_text()
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def test_a_second_tab_has_its_own_conversation_and_the_same_library(server, browser):
@@ -210,7 +225,7 @@ def test_a_second_tab_has_its_own_conversation_and_the_same_library(server, brow
         _shot(other, "08-second-tab.png")
     finally:
         other.close()
-    assert "Traceback" not in log.read_text()
+    assert not tracebacks(log.read_text())
 
 
 def test_evaluate_page_runs_the_bundled_sample(server, browser):
@@ -239,7 +254,7 @@ def test_evaluate_page_runs_the_bundled_sample(server, browser):
     finally:
         page.close()
     server_log = log.read_text()
-    assert "Traceback" not in server_log
+    assert not tracebacks(server_log)
     # the parse children found the page imported by their fork server (ui.runtime.parse_preload), quietly
     assert "No runtime found" not in server_log
 
@@ -290,7 +305,7 @@ def test_a_local_model_streams_a_cited_answer(local_model_server, tmp_path):
     sidebar.get_by_text(f"In use: Local · llama3.2 @ {host}").wait_for(timeout=10_000)
     _shot(page, "12-settings-in-use.png")
     sidebar.get_by_text("Settings", exact=True).click()
-    assert "Traceback" not in log.read_text()
+    assert not tracebacks(log.read_text())
 
 
 def test_a_documents_outline_opens_its_sections_and_the_suggestions_fit_the_library(server, browser, tmp_path):
@@ -323,5 +338,5 @@ def test_a_documents_outline_opens_its_sections_and_the_suggestions_fit_the_libr
     dialog.get_by_text("The rollout budget is 40,000 euros").wait_for(timeout=STEP_MS)
     _shot(page, "08-outline.png")
     page.keyboard.press("Escape")
-    assert "Traceback" not in log.read_text()
+    assert not tracebacks(log.read_text())
     page.close()
