@@ -405,8 +405,7 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
     found: dict[frozenset, tuple[int, float]] = {}
     # "CVS Health's total revenues": a name the file is named after (the company) names no row; a data file's
     # name is its content ("sales.xlsx"), and its words still name rows
-    own = frozenset(f for c in ask.concepts if c.specific and len(c.text) > 2 and
-                    c.text.lower() in table.file_name.lower() for f in c.forms)
+    own = _file_words(ask, table, names=True)
     asked = ask.forms - own
     for i, label in enumerate(table.labels, start=1):
         if i in layout.empty:
@@ -866,11 +865,12 @@ def _column_match(ask: TableAsk, table: TableInfo, column: int) -> int:
     return len(meets(ask.forms - _file_words(ask, table), forms))
 
 
-def _file_words(ask: TableAsk, table: TableInfo) -> frozenset[str]:
+def _file_words(ask: TableAsk, table: TableInfo, *, names: bool = False) -> frozenset[str]:
     """The forms of the question's words that name the document itself ("Kraft Heinz" in KRAFTHEINZ_2019_10K):
-    they name no column."""
+    they name no column; `names`: only its names (capitalised), for a data file's name is its content too."""
     stem = table.file_name.lower()
-    return frozenset(f for c in ask.concepts if len(c.text) > 2 and c.text.lower() in stem for f in c.forms)
+    return frozenset(f for c in ask.concepts if len(c.text) > 2 and c.text.lower() in stem
+                     and (c.specific or not names) for f in c.forms)
 
 
 def _label_column(table: TableInfo, value_column: int) -> int:

@@ -17,8 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, STEP_MS, _require_chromium, _settle,
-                                   streamlit_app, tracebacks)
+from tests.helpers.browser import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    STEP_MS,
+    _require_chromium,
+    _settle,
+    streamlit_app,
+    tracebacks,
+)
 from tests.helpers.documents import write_pdf
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
