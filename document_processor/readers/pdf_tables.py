@@ -285,8 +285,10 @@ def _table(lines: list[_Line], first: int, last: int) -> PageTable | None:
         return None
     edge = min(left for left, _ in columns) - 2.0
     first = _section_labels(lines, first, edge)
-    body = lines[first:last + 1]
     head_at = _header_start(lines, first, edge)
+    if head_at == first:
+        head_at, first = _header_past_labels(lines, first, edge, len(columns))
+    body = lines[first:last + 1]
     header = _header_cells(lines[head_at:first], columns, edge)
     title, label = _above(lines, head_at, header[0])
     cells = _rows(body, columns, edge)
@@ -327,6 +329,37 @@ def _header_start(lines: list[_Line], first: int, edge: float) -> int:
             break
         start = j
     return start
+
+
+def _label_only(line: _Line, edge: float) -> bool:
+    return all(seg.right <= edge for seg in line.segs) and not line.figures() and len(line.text) <= 80
+
+
+def _header_past_labels(lines: list[_Line], first: int, edge: float, columns: int) -> tuple[int, int]:
+    """(header start, first row) when the header sits above up to three label-only lines (a units line,
+    section names: "(In millions)", "ASSETS", "CURRENT ASSETS") that stand between it and the first row: the
+    units and period lines join the header's label cell, the others become the table's first rows. Found only
+    when the lines above them are header-like, hold a cell over the columns for at least two of them (or the
+    one) and do not hang under another table's last row; else (first, first): no header."""
+    skipped = []
+    j = first - 1
+    while j >= 0 and len(skipped) < 3 and _label_only(lines[j], edge) \
+            and lines[j].bottom - lines[j + 1].top <= 2.5 * lines[j].height:
+        skipped.append(j)
+        j -= 1
+    if not skipped:
+        return first, first
+    head_at = _header_start(lines, j + 1, edge)
+    over = sum(1 for line in lines[head_at:j + 1] for seg in line.segs if seg.right > edge)
+    if head_at > j or over < min(2, columns):
+        return first, first
+    above = lines[head_at - 1] if head_at else None
+    if above is not None and above.is_row() and above.bottom - lines[head_at].top <= 2.5 * above.height:
+        return first, first  # lines hanging under another table's last row: its wrapped cells, not a header
+    rows_from = j + 1
+    while rows_from < first and (_UNITS.search(lines[rows_from].text) or _PERIOD.search(lines[rows_from].text)):
+        rows_from += 1
+    return head_at, rows_from
 
 
 def _header_cells(head: list[_Line], columns: list[tuple[float, float]], edge: float) -> list[str]:

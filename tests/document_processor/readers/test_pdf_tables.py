@@ -147,3 +147,43 @@ def test_table_chunks_are_highlighted_on_the_page_image(tmp_path: Path):
 ])
 def test_only_pages_with_rows_of_figures_pay_for_the_layout_pass(text, expected):
     assert looks_tabular(text) is expected
+
+
+def test_a_header_above_the_units_line_and_section_labels_heads_the_table():
+    """Balance sheets print "December 31, 2023 2022", then "(In millions)", then "ASSETS" and "CURRENT ASSETS",
+    then the first row: the years head the columns, the units the labels, the section names are rows."""
+    items = [(120, 750, "CONSOLIDATED BALANCE SHEETS"), (50, 726, "December 31,"), (-400, 726, "2023"),
+             (-480, 726, "2022"), (50, 713, "(In millions except par value)"), (50, 700, "ASSETS"),
+             (60, 687, "CURRENT ASSETS")]
+    y = 674
+    for label, first, second in [("Cash and cash equivalents", "$6,006", "$8,555"),
+                                 ("Short-term investments", "9,352", "9,595"), ("Inventories", "2,655", "2,675"),
+                                 ("Total current assets", "18,013", "20,825")]:
+        items += [(70, y, label), (-400, y, first), (-480, y, second)]
+        y -= 13
+    doc = parse_bytes(make_pdf([placed(items)]), "balance.pdf", isolate=False)
+    [chunk] = table_chunks(doc)
+    lines = chunk.text.splitlines()
+    assert lines[0] == "| December 31, (In millions except par value) | 2023 | 2022 |"
+    assert lines[2:4] == ["| ASSETS |  |  |", "| CURRENT ASSETS |  |  |"]
+    assert "| Short-term investments | 9,352 | 9,595 |" in lines
+
+
+def test_the_wrapped_cells_under_a_table_do_not_head_the_next_one():
+    """Two tables of the same columns, the first's last row wrapping its cells onto two more lines, then a
+    label line and the second table's rows: the wrapped cells are not the second table's header (it keeps the
+    first one's, as a continuation). The label is too long to be read as a section name of the second table."""
+    items = [(-420, 750, "2021"), (-500, 750, "2020"), (-580, 750, "2019")]
+    y = 736
+    for label in ("Discount rate", "Rate of compensation increase", "Medical trend"):
+        items += [(50, y, label), (-420, y, "2.94%"), (-500, y, "2.74%"), (-580, y, "3.44%")]
+        y -= 12
+    items += [(390, y, "6.00% in 2022"), (470, y, "6.25% in 2021"), (550, y, "6.50% in 2020"),
+              (50, y - 12, "Weighted average assumptions used to determine periodic cost:")]
+    y -= 24
+    for label in ("Discount rate", "Expected return on plan assets", "Rate of compensation increase"):
+        items += [(50, y, label), (-420, y, "2.74%"), (-500, y, "3.44%"), (-580, y, "4.38%")]
+        y -= 12
+    doc = parse_bytes(make_pdf([placed(items)]), "assumptions.pdf", isolate=False)
+    headers = [c.text.splitlines()[0] for c in table_chunks(doc)]
+    assert headers and all("in 2022" not in h for h in headers), headers
