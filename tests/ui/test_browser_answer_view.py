@@ -68,7 +68,7 @@ def test_a_model_table_with_a_wrong_row_renders_with_its_flag_beside_it(app_with
     page, log, _ = app_with_stub
     report = tmp_path / "report.txt"
     report.write_text(DOCUMENT)
-    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([str(report)])
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([str(report)], timeout=STEP_MS)
     page.get_by_test_id("stSidebar").get_by_text("report.txt — indexed").wait_for(timeout=STEP_MS)
 
     chat = page.get_by_role("textbox", name="Ask about your documents")

@@ -143,7 +143,7 @@ def test_upload_ask_and_view_the_source(server, tmp_path):
     sidebar = page.get_by_test_id("stSidebar")
 
     chooser = page.locator("[data-testid='stFileUploader'] input[type='file']")
-    chooser.set_input_files([docs["manual"], docs["pdf"], docs["docx"]])
+    chooser.set_input_files([docs["manual"], docs["pdf"], docs["docx"]], timeout=STEP_MS)
     sidebar.get_by_test_id("stProgress").first.wait_for(timeout=STEP_MS)  # stage, bar and time left per file
     page.wait_for_timeout(1500)  # into the embedding stage, for the screenshot
     page.screenshot(path=str(ARTIFACTS / "02-progress.png"))
@@ -297,7 +297,7 @@ def test_a_local_model_streams_a_cited_answer(local_model_server, tmp_path):
     notes = tmp_path / "zephyr_notes.txt"
     notes.write_text("The Zephyr project reduced energy use by 37 percent in 2023.\n\n"
                      "Heat pumps were supplied by Nordvarme AS.\n")
-    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([notes])
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([notes], timeout=STEP_MS)
     page.get_by_test_id("stSidebar").get_by_text("zephyr_notes.txt — indexed").wait_for(timeout=STEP_MS)
     chat = page.get_by_role("textbox", name="Ask about your documents")
     chat.fill("How much did the Zephyr project reduce energy use?")
@@ -334,7 +334,7 @@ def test_a_documents_outline_opens_its_sections_and_the_suggestions_fit_the_libr
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(url)
     sidebar = page.get_by_test_id("stSidebar")
-    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([plan])
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([plan], timeout=STEP_MS)
     sidebar.get_by_text("rollout_plan.docx — indexed").first.wait_for(timeout=STEP_MS)
     # The empty chat suggests what this library answers well: a summary (of each document, or of one when the
     # module's library holds many) and what a section of one says

@@ -56,7 +56,7 @@ def test_a_chat_survives_a_reload_and_a_restart_and_can_be_renamed_and_deleted(b
         page.goto(url)
         page.get_by_text("No documents yet").wait_for(timeout=STEP_MS)
         sidebar = page.get_by_test_id("stSidebar")
-        page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([doc])
+        page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([doc], timeout=STEP_MS)
         sidebar.get_by_text("zephyr.txt — indexed").wait_for(timeout=STEP_MS)
 
         delete = sidebar.get_by_role("button", name="Delete zephyr.txt")  # the icon button has a name
@@ -140,7 +140,7 @@ def test_a_reloaded_chat_opens_at_its_last_answer_not_at_the_top(browser, tmp_pa
     with streamlit_app(_env(data), tmp_path / "server.log") as url:
         page.goto(url)
         page.get_by_text("No documents yet").wait_for(timeout=STEP_MS)
-        page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([doc])
+        page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([doc], timeout=STEP_MS)
         page.get_by_test_id("stSidebar").get_by_text("zephyr.txt — indexed").wait_for(timeout=STEP_MS)
         questions = [QUESTION, "How much did the Zephyr project reduce energy use?", "When was energy use reduced?",
                      "Which company supplied the heat pumps for Zephyr?"]

@@ -68,7 +68,7 @@ def open_page(chromium, url: str):
 
 
 def upload(page, paths: list[Path]) -> None:
-    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([str(p) for p in paths])
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([str(p) for p in paths], timeout=STEP_MS)
 
 
 def embedding(page, name: str):

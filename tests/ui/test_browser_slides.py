@@ -26,7 +26,7 @@ def test_a_cited_slide_is_shown_as_it_looks_with_the_asked_words_marked(tmp_path
         try:
             page.goto(url)
             page.get_by_text("No documents yet").wait_for(timeout=STEP_MS)
-            page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([str(path)])
+            page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([str(path)], timeout=STEP_MS)
             page.get_by_test_id("stSidebar").get_by_text("quarter.pptx — indexed").wait_for(timeout=STEP_MS)
             chat = page.get_by_role("textbox", name="Ask about your documents")
             chat.fill("How much did quarterly revenue grow?")
@@ -39,6 +39,7 @@ def test_a_cited_slide_is_shown_as_it_looks_with_the_asked_words_marked(tmp_path
             shown = caption.filter(visible=True).first.inner_text()
             described = answer.get_by_role("img", name="Slide 3 of quarter.pptx, the question's words highlighted in "
                                            "yellow")  # alt text: a screen reader says what the picture shows
+            described.first.wait_for(timeout=STEP_MS)  # on a loaded machine the caption can be drawn before the image
             assert described.count() == 1
             picture = answer.get_by_test_id("stImage").filter(visible=True).first.screenshot()
             if slide_images.office():  # the deck's design is on the page: its red rectangle

@@ -61,7 +61,7 @@ def page(tmp_path_factory):
             (docs / "zephyr.txt").write_text(ZEPHYR)
             (docs / "orbit.txt").write_text(ORBIT)
             page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(
-                [str(docs / "zephyr.txt"), str(docs / "orbit.txt")])
+                [str(docs / "zephyr.txt"), str(docs / "orbit.txt")], timeout=STEP_MS)
             for name in ("zephyr.txt", "orbit.txt"):
                 page.get_by_test_id("stSidebar").get_by_text(f"{name} — indexed").wait_for(timeout=STEP_MS)
             yield page
