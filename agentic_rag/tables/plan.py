@@ -27,6 +27,7 @@ CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the questio
 NAMED_ROW = 0.9  # a row the question names by its label (all of it, or a name that is the label)
 MIN_ROW_MATCH = 0.6  # share of a row label's words the question must hold for the row to be the one asked
 MIN_SCORE = 1.0
+DEFAULT_MODIFIER_WEIGHT = 0.25  # a row label's "total", "net", "consolidated" the question does not say
 COLUMN_WEIGHT = 0.3  # what each word of the question a column's header names adds to a query's score
 TOP_MAX = 10
 _OPS = (
@@ -66,6 +67,14 @@ _WORDS = {"three": 3, "five": 5, "ten": 10}
 _GENERIC = frozenset(forms_of("total net other value amount number item label column row table year years fiscal "
                               "month months data € $ £ ¥ euro euros dollar dollars pound pounds usd eur gbp"))
 GENERIC = _GENERIC  # words that name no particular row or column ("total", "year", "amount")
+# How an answer is to be written, which names nothing in a table: "(in units of percents and round to one decimal
+# place)", "round your answer to two decimal places", "in USD millions".
+_FORMATTING = re.compile(
+    r"\((?=[^)]*\b(?:round(?:ed)?|decimals?|units?|usd|millions|billions|thousands)\b)[^)]*\)"
+    r"|\b(?:and )?round(?:ed)?(?: (?:your|the) (?:answer|result))? to (?:the nearest \w+|(?:one|two|three|four|\d+) "
+    r"decimal(?: places?)?)|\b(?:answer |expressed |given )?in units of \w+(?: \w+)?"
+    r"|\b(?:answer |expressed |given )?in (?:usd|us\$|\$) ?(?:millions|billions|thousands)\b", re.I)
+_DEFAULT_MODIFIERS = frozenset(forms_of("total net consolidated"))  # what a row label adds to the plain figure
 _VAGUE = frozenset(forms_of("figure figures amount much many size level count"))  # ask for a figure, name none
 
 
@@ -118,8 +127,9 @@ class TableAsk:
         change = (which or bool(top)) and bool(superlative) and bool(_MOST_CHANGED.search(question))
         if change:  # "the strongest growth", "the biggest decline": the highest (lowest) change of a row
             op = superlative[0] if not _FALLING.search(question) else {"max": "min", "min": "max"}[superlative[0]]
-        return cls(question, op, years, query_concepts(question),
-                   forms_of(question), which, min(count, TOP_MAX), date_points(question), change=change)
+        named = _FORMATTING.sub(" ", question)  # "round to one decimal place" names no row or column
+        return cls(question, op, years, query_concepts(named),
+                   forms_of(named), which, min(count, TOP_MAX), date_points(question), change=change)
 
 
 @dataclass(frozen=True)
@@ -417,7 +427,11 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         # the share of the label's words the question holds, word by word (a form of each, not its initials)
         tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+", label)
                   if not _YEAR.fullmatch(w) and w.lower() not in _FUNCTION_WORDS]  # "All other income": 3 words
-        held = sum(1 for f in tokens if f & asked) / len(tokens) if tokens else 0.0
+        # "Total net sales" is the sales a question asks for unless it names another kind: "total", "net" and
+        # "consolidated" weigh a quarter of a word when the question does not say them ("Other revenue" does not
+        # answer "revenue": "other" weighs in full)
+        weights = [1.0 if f & asked or not f <= _DEFAULT_MODIFIERS else DEFAULT_MODIFIER_WEIGHT for f in tokens]
+        held = sum(w for f, w in zip(tokens, weights, strict=True) if f & asked) / sum(weights) if tokens else 0.0
         # A name of the question is the label ("US" for "United States"), not one word of a longer label.
         named = any(c.specific and c.met(words) and not any(ch.isdigit() for ch in c.text)
                     and len(specific) <= 2 and not c.forms <= own for c in ask.concepts)

@@ -401,3 +401,28 @@ def test_a_quarter_asked_reads_the_column_of_the_weeks_ended_in_it(tmp_path):
     query, result = _plans(tmp_path, [("ACME_2023Q1_EARNINGS.pdf", release)],
                            "What was Acme's operating profit in the first quarter of 2023?")
     assert query.op == "lookup" and _row(result)["value"] == 2528
+
+
+SALES = DataTable(
+    "p. 38 table 1", "CONSOLIDATED STATEMENTS OF OPERATIONS", ("(in millions)", "2016", "2017"),
+    (("Net product sales", "94,665", "118,573"), ("Net service sales", "41,322", "59,293"),
+     ("Total net sales", "135,987", "177,866"), ("Cost of sales", "88,265", "111,934"),
+     ("Other revenue", "1,200", "1,450")),
+    Location(page=38), note="(in millions)")
+
+
+@pytest.mark.parametrize("question", [
+    "What was Amazon's year-over-year change in revenue from FY2016 to FY2017?",
+    # how the answer is to be written names no row: the same query
+    "What is Amazon's year-over-year change in revenue from FY2016 to FY2017 (in units of percents and round to "
+    "one decimal place)?",
+    "What is Amazon's year-over-year change in revenue from FY2016 to FY2017? Round your answer to two decimal places.",
+])
+def test_total_and_net_in_a_label_do_not_hide_the_row_a_question_names_plainly(tmp_path, question):
+    """"Total net sales" is the revenue asked for ("total" and "net" are what a statement adds to the plain
+    figure); "Other revenue", "Cost of sales" and "Net product sales" name another kind, and are not read."""
+    store = TableStore(tmp_path / "tables.duckdb")
+    store.write("amzn", "AMAZON_2017_10K.pdf", [SALES])
+    query, result = _answer(store, question)
+    assert query.op == "change" and query.rows == (3,)
+    assert result.rows[0][0] == "Total net sales" and result.rows[0][-1] == pytest.approx(30.8, abs=0.05)
