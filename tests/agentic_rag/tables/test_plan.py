@@ -403,7 +403,7 @@ def test_a_quarter_asked_reads_the_column_of_the_weeks_ended_in_it(tmp_path):
     assert query.op == "lookup" and _row(result)["value"] == 2528
 
 
-SALES = DataTable(
+NET_SALES = DataTable(
     "p. 38 table 1", "CONSOLIDATED STATEMENTS OF OPERATIONS", ("(in millions)", "2016", "2017"),
     (("Net product sales", "94,665", "118,573"), ("Net service sales", "41,322", "59,293"),
      ("Total net sales", "135,987", "177,866"), ("Cost of sales", "88,265", "111,934"),
@@ -422,7 +422,7 @@ def test_total_and_net_in_a_label_do_not_hide_the_row_a_question_names_plainly(t
     """"Total net sales" is the revenue asked for ("total" and "net" are what a statement adds to the plain
     figure); "Other revenue", "Cost of sales" and "Net product sales" name another kind, and are not read."""
     store = TableStore(tmp_path / "tables.duckdb")
-    store.write("amzn", "AMAZON_2017_10K.pdf", [SALES])
+    store.write("amzn", "AMAZON_2017_10K.pdf", [NET_SALES])
     query, result = _answer(store, question)
     assert query.op == "change" and query.rows == (3,)
     assert result.rows[0][0] == "Total net sales" and result.rows[0][-1] == pytest.approx(30.8, abs=0.05)
