@@ -30,7 +30,7 @@ from agentic_rag.scope import (
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps.run import StepOut, Thought, consult, limited_brain, traced
 from agentic_rag.tables.compute import compute
-from agentic_rag.tables.plan import TableAsk
+from agentic_rag.tables.plan import TableAsk, asks_reason
 from agentic_rag.types import MODEL_MODES, Coverage
 
 log = logging.getLogger(__name__)
@@ -82,6 +82,8 @@ def retrieve(state: AgentState, run: Run) -> dict:
 
 def asks_figures(analysis) -> bool:
     """Whether a question asks for a figure a table may hold: a number, a comparison, an aggregate, a ranking."""
+    if asks_reason(analysis.standalone):
+        return False  # "what drove the reduction in SG&A as a percent of net sales?": a cause, in words
     return analysis.question_type in ("numeric", "comparison") or TableAsk.of(analysis.standalone).op != "lookup" \
         or Ask.of(analysis.standalone).wants_number
 

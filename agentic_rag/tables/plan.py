@@ -74,8 +74,23 @@ _FORMATTING = re.compile(
     r"|\b(?:and )?round(?:ed)?(?: (?:your|the) (?:answer|result))? to (?:the nearest \w+|(?:one|two|three|four|\d+) "
     r"decimal(?: places?)?)|\b(?:answer |expressed |given )?in units of \w+(?: \w+)?"
     r"|\b(?:answer |expressed |given )?in (?:usd|us\$|\$) ?(?:millions|billions|thousands)\b", re.I)
+# a name of two or more capitalised words inside a sentence ("Best Buy", "Top Ships", "Total Revenue"): its words
+# are not operations (group 1: what stands before it)
+_NAME_RUN = re.compile(r"([^.?!:\s]\s+)((?:[A-Z][\w&'’.-]*)(?:\s+(?:&\s+)?[A-Z][\w&'’.-]*)+)")
 _DEFAULT_MODIFIERS = frozenset(forms_of("total net consolidated"))  # what a row label adds to the plain figure
 _VAGUE = frozenset(forms_of("figure figures amount much many size level count"))  # ask for a figure, name none
+
+
+# a question asking for a cause or an explanation ("what drove the reduction in SG&A as a percent of net sales?",
+# "why did PepsiCo raise its guidance?"): the figures it names are its subject, not what it asks for
+_REASON = re.compile(r"\bwhy\b|\bhow come\b|\bexplain\w*\b|\bwhat (?:drove|drives|caused|causes|led to|contributed|"
+                     r"explains)\b|\b(?:reasons?|drivers|factors|causes)\s+(?:for|of|behind|why)\b|\bwhat (?:were|are) "
+                     r"(?:the )?(?:main |primary |key |major )?(?:reasons|drivers|factors|causes)\b", re.I)
+
+
+def asks_reason(question: str) -> bool:
+    """Whether a question asks why, or what drove or caused something, rather than for a figure."""
+    return bool(_REASON.search(question)) and not re.search(r"\bhow many\b|\bnumber of\b", question, re.I)
 
 
 @dataclass(frozen=True)
@@ -113,7 +128,8 @@ class TableAsk:
 
     @classmethod
     def of(cls, question: str) -> TableAsk:
-        ops = [name for name, pattern in _OPS if pattern.search(question)]
+        unnamed = _NAME_RUN.sub(lambda m: m.group(1) + " " * len(m.group(2)), question)
+        ops = [name for name, pattern in _OPS if pattern.search(unnamed)]  # "Best Buy" asks for no maximum
         years = tuple(dict.fromkeys(_YEAR.findall(question)))
         if ops[:1] == ["change"] and len(years) < 2 and not _BETWEEN.search(question):
             ops = ops[1:]  # "how much rain fell": a verb of change with nothing to compare is no change asked
@@ -183,6 +199,8 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
     `figures`: whether the question asks for a figure; when not ("who supplies the heat pumps?", asked because
     the best passage was a table's), a lookup needs a column the question names. `layouts[table_id]`: a
     statement's heading rows, which hold no figure to look up and name the rows below them."""
+    if asks_reason(question):
+        return []  # a cause is written in the text around a table, not computed from its cells
     asked = replace(TableAsk.of(question), figures=figures)
     out: list[TableQuery] = []
     for table in tables:
@@ -192,7 +210,9 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         ask = asked.seen_by(table)
         bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table)
         own = values.get(table.table_id, {})
-        for query in (_cell_query(ask, table, (layouts or {}).get(table.table_id, Layout())), _aggregate_query(ask, table, own), _series_query(ask, table, own),
+        layout = (layouts or {}).get(table.table_id, Layout())
+        for query in (_cell_query(ask, table, layout), _aggregate_query(ask, table, own, layout),
+                      _series_query(ask, table, own),
                       _groups_query(ask, table, own), _columns_query(ask, table, own), _across_query(ask, table, own),
                       _filtered_lookup(ask, table, own)):
             if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
@@ -583,7 +603,8 @@ def _named_column(ask: TableAsk, table: TableInfo) -> int | None:
 
 # -- an aggregate, a count or a superlative over a data table -------------------------------------------------
 
-def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> TableQuery | None:
+def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]],
+                     layout: Layout = Layout()) -> TableQuery | None:
     """SUM/AVG/COUNT/MIN/MAX of a column, or the row with the largest value, over the rows the question's
     values select."""
     if ask.op in ("lookup", "change", "ratio"):
@@ -592,7 +613,7 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     if ranked is not None:
         return ranked
     if ask.change and ask.op in ("max", "min"):  # no change this table can rank: its plain superlative, after
-        plain = _aggregate_query(replace(ask, change=False), table, values)  # any table that can rank one
+        plain = _aggregate_query(replace(ask, change=False), table, values, layout)  # any table that can rank one
         return replace(plain, score=plain.score - CHANGE_UNRANKED) if plain is not None else None
     filters, used = _filters(ask, table, values)
     compared = _comparisons(ask, table)
@@ -631,6 +652,12 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     name = table.columns[column].name
     named = COLUMN_WEIGHT * _column_match(ask, table, column)
     if ask.op in ("max", "min") and (ask.which or ask.top > 1):
+        if table.location.sheet is None and not filters and any(
+                score >= NAMED_ROW for _, score in _matching_rows(ask, table, layout)):
+            # "which segment had the lowest net revenue": a statement's row is the figure asked for, so its rows
+            # are figures of different kinds (revenue, expenses, profit), not things to rank; the row across its
+            # columns is (see _across_query)
+            return None
         top = _top(ask, table, values, column, filters)
         return TableQuery(**{**top.__dict__, "score": top.score + named})
     function = {"sum": "sum", "avg": "avg", "max": "max", "min": "min"}[ask.op]
@@ -830,7 +857,8 @@ def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared:
     if asked:  # "operating profit in 2022": the columns of that period, when the table has them
         dated = [i for i in numeric if set(asked) & set(periods_of(table.columns[i].name, header=True))]
         numeric = dated or numeric
-    scored = [(_header_met(ask, table.columns[i].name), i) for i in numeric]
+    scored = [(_header_met(ask, table.columns[i].name), i) for i in numeric
+              if not _named_by_period_only(ask, table.columns[i].name)]
     scored = [(s, i) for s, i in scored if s[0]]
     if not scored and _TOTAL_ROW.search(ask.text):
         # "which region sold the most in total": the table's own total column ("FY Total"), when it has one
@@ -846,6 +874,25 @@ def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared:
     top = max(s for s, _ in scored)
     best = [i for s, i in scored if s == top]
     return best[0] if len(best) == 1 else None
+
+
+# the words a statement's column header says its period with ("Three Months Ended June 30, 2023 (Unaudited)",
+# "Fiscal 2022 As Reported", "(in millions, except per share data)"): they name no figure
+_PERIOD_HEADER = frozenset(forms_of("year years ended ending months month weeks week quarter quarters three six nine "
+                                    "twelve thirteen fifty two fiscal fy ytd as of at reported restated unaudited audited "
+                                    "millions thousands billions except per share data in dollars"))
+
+
+def _named_by_period_only(ask: TableAsk, name: str) -> bool:
+    """A header the question meets only by its period while the header names a figure too, which the question
+    does not ("Commercial Banking 2021" for "the lowest net revenue in 2021"): it is that figure's column, not the
+    one asked for. A header that is only a period ("2022", "Year Ended December 31, 2022") is named by it."""
+    forms = name_forms(name) - _GENERIC
+    periods = frozenset(_YEAR.findall(name)) | {f for f in forms if f.isdigit() or f[:3] in _MONTHS}
+    met = meets(ask.forms, forms)
+    described = [w for w in re.findall(r"[A-Za-z]{2,}", identifier_text(name))  # its words, not their initials
+                 if w[:3].lower() not in _MONTHS and forms_of(w) and not forms_of(w) & (_GENERIC | _PERIOD_HEADER)]
+    return bool(met) and met <= periods and bool(described)
 
 
 def _header_met(ask: TableAsk, name: str) -> tuple[int, float]:

@@ -426,3 +426,45 @@ def test_total_and_net_in_a_label_do_not_hide_the_row_a_question_names_plainly(t
     query, result = _answer(store, question)
     assert query.op == "change" and query.rows == (3,)
     assert result.rows[0][0] == "Total net sales" and result.rows[0][-1] == pytest.approx(30.8, abs=0.05)
+
+
+BANKS = DataTable(
+    "p. 19 table 1", "Segment results - managed basis",
+    ("Three months ended March 31, (in millions)", "Commercial Banking 2021", "Commercial Banking 2020"),
+    (("Total net revenue", "2,393", "2,165"), ("Total noninterest expense", "969", "986"),
+     ("Pre-provision profit/(loss)", "1,424", "1,179"), ("Provision for credit losses", "(118)", "1,010")),
+    Location(page=19))
+
+
+def test_a_superlative_does_not_rank_a_statements_line_items_when_the_question_names_one_of_them(tmp_path):
+    """"Which segment had the lowest net revenue in 2021": net revenue is a row, so the rows are figures of
+    different kinds; ranking them in a column met only by its year ("Commercial Banking 2021") answered "Provision
+    for credit losses". The lowest net revenue is read across the segments' 2021 columns, or not at all."""
+    query, result = _plans(tmp_path, [("JPMORGAN_2021Q1_10Q.pdf", BANKS)],
+                           "Which of JPM's business segments had the lowest net revenue in 2021?")
+    assert query is None or "Provision" not in str(result.rows)
+
+
+def test_a_header_met_only_by_its_year_is_not_the_column_a_question_names(tmp_path):
+    from agentic_rag.tables.plan import _named_by_period_only
+
+    ask = TableAsk.of("What was the highest net revenue in 2021?")
+    assert _named_by_period_only(ask, "Commercial Banking 2021")  # the year, but a figure the question does not name
+    for header in ("2021", "Year Ended December 31, 2021", "Three Months Ended March 31, 2021 (Unaudited)",
+                   "Fiscal 2021 As Reported", "FY 2021", "Net revenue 2021"):
+        assert not _named_by_period_only(ask, header), header
+
+
+def test_an_operation_word_inside_a_name_asks_for_no_operation():
+    assert TableAsk.of("What are major acquisitions that Best Buy has done in FY2023?").op == "lookup"
+    assert TableAsk.of("What was Best Buy's highest quarterly revenue in FY2023?").op == "max"
+
+
+@pytest.mark.parametrize("question", [
+    "What drove the reduction in SG&A expense as a percent of net sales in FY2023?",
+    "Why did net sales decline in 2017 compared with 2016?",
+    "What were the main drivers of the increase in total net sales?",
+])
+def test_a_question_asking_for_a_cause_is_not_computed(tmp_path, question):
+    query, _ = _plans(tmp_path, [("AMAZON_2017_10K.pdf", NET_SALES)], question)
+    assert query is None
