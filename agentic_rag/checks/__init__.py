@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from agentic_rag.checks.claims import FOUND_PREFIX, ClaimDraft, flag_answer, is_refusal, split_claims
 from agentic_rag.checks.verdicts import check_claim, claim_fit, lexical_verdict, offline_verdict, quote_body
 from agentic_rag.language.text import asked_years, years_in
+from agentic_rag.tables.plan import other_quarter, quarters_of
 from agentic_rag.types import Claim, ContextBlock, Coverage, Draft, Verdict
 
 Judgement = tuple[Sequence[Verdict], Sequence[str]]  # verdicts, parts of the question the answer misses
@@ -69,6 +70,7 @@ def other_period_claims(drafts: Sequence[ClaimDraft], claims: Sequence[Claim], q
     question's states another period, and is refuted. When some claim names an asked year, claims about other
     years are its context ("up from $4.2 million in 2020") and stand. A question naming a span ("since 2019")
     asks about no single year, and is not checked."""
+    claims = _other_quarter_claims(drafts, claims, question)
     asked = asked_years(question)
     named = [years_in(d.text) for d in drafts]
     if not asked or any(n & asked for n in named):
@@ -77,4 +79,20 @@ def other_period_claims(drafts: Sequence[ClaimDraft], claims: Sequence[Claim], q
                          reason=f"it is about {', '.join(sorted(n))}; the question asks about "
                                 f"{', '.join(sorted(asked))}")
                  if n and c.verdict != "unsupported" else c for c, n in zip(claims, named, strict=True))
+
+
+def _other_quarter_claims(drafts: Sequence[ClaimDraft], claims: Sequence[Claim], question: str) -> tuple[Claim, ...]:
+    """The same for quarters: a question about the second quarter of 2023 answered only with claims about other
+    quarters ("in the first quarter of 2023, revenue was ...") is answered with another period."""
+    asked = quarters_of(question)
+    named = [quarters_of(d.text) for d in drafts]
+    if not asked or any(n and not other_quarter(asked, n) for n in named):
+        return tuple(claims)
+    return tuple(replace(c, verdict="unsupported", refuted=True,
+                         reason=f"it is about another quarter than the question's ({_quarters(asked)})")
+                 if n and c.verdict != "unsupported" else c for c, n in zip(claims, named, strict=True))
+
+
+def _quarters(quarters: frozenset[str]) -> str:
+    return ", ".join(f"Q{q[-1]} {q[:-2]}".strip() for q in sorted(quarters))
 

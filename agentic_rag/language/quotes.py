@@ -18,6 +18,7 @@ import numpy as np
 
 from agentic_rag.language.concepts import Concept, coverage, forms_of, has_number, near, query_concepts
 from agentic_rag.language.text import asked_years, numbers, sentences, unwrap, years_in
+from agentic_rag.tables.plan import other_quarter, quarters_of
 from agentic_rag.types import ContextBlock
 
 MAX_UNIT_CHARS = 600  # a longer "sentence" (mostly a flattened table) is cut into clauses
@@ -396,13 +397,15 @@ def find_quotes(question: str, qtype: str, blocks: Sequence[ContextBlock], embed
 def _acceptable(gate: Gate, ask: Ask, *, summary: bool) -> Callable[[Window], bool]:
     """The test every quoted window must pass; a summary quotes the best-matching passages, whatever they hold."""
     asked = asked_years(ask.text)
+    quarters = quarters_of(ask.text)
 
     def ok(window: Window) -> bool:
         if summary:
             return True
-        # "the budget in 2021": a sentence about the 2020 budget states another period, however well it matches
+        # "the budget in 2021": a sentence about the 2020 budget states another period, however well it matches;
+        # so does one about the first quarter for a question about the second
         named = years_in(window.text)
-        if asked and named and not named & asked:
+        if asked and named and not named & asked or other_quarter(quarters, quarters_of(window.text)):
             return False
         return passes(gate, ask, window)
 

@@ -545,6 +545,22 @@ def periods_of(text: str, *, header: bool = False) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for _, p in sorted(found)))
 
 
+def quarters_of(text: str) -> frozenset[str]:
+    """The quarters a text names, with their year when it gives one: '2023q2' ("Q2 2023", "second quarter of
+    fiscal 2023", "three months ended June 30, 2023"), 'q2' ("the second quarter")."""
+    return frozenset(p for p in periods_of(text) if "q" in p)
+
+
+def other_quarter(asked: frozenset[str], named: frozenset[str]) -> bool:
+    """Whether a text naming the quarters `named` is about other quarters than the `asked` ones: both name some,
+    and none is the same quarter (of the same year, where both give one)."""
+    def same(a: str, n: str) -> bool:
+        (ya, qa), (yn, qn) = a.split("q"), n.split("q")
+        return qa == qn and (not ya or not yn or ya == yn)
+
+    return bool(asked) and bool(named) and not any(same(a, n) for a in asked for n in named)
+
+
 _QUARTER_YEAR = re.compile(
     r"\b(?:q(?P<q>[1-4])\s*(?:fy\s*)?['’]?|(?P<q2>[1-4])q\s*(?:fy)?['’]?|(?P<q3>first|second|third|fourth)\s+quarter\s+"
     r"(?:of\s+)?(?:fiscal\s+|fy\s*)?)(?P<y>(?:19|20)\d\d|\d\d)\b", re.IGNORECASE)

@@ -79,6 +79,47 @@ def test_a_model_answer_for_the_asked_year_keeps_its_context_about_another(atlas
     assert not any(c.refuted for c in result.claims) and result.confidence > 0.5
 
 
+ORION = ("Orion Freight reports its results each quarter. In the first quarter of 2023, Orion's revenue was $5.1 "
+         "million on lower volumes.",
+         "Orion Freight opened new routes in the spring. Revenue in the second quarter of 2023 was $5.9 million, "
+         "Orion's best quarter.")
+
+
+@pytest.fixture
+def orion(fake_embedder):
+    return FakeRetriever([make_chunk("d1", "orion.txt", text, lines=(2 * i + 1, 2 * i + 2))
+                          for i, text in enumerate(ORION)], fake_embedder)
+
+
+@pytest.mark.parametrize(("question", "figure", "other"), [
+    ("What was Orion's revenue in the second quarter of 2023?", "$5.9 million", "$5.1 million"),
+    ("What was Orion's revenue in Q1 2023?", "$5.1 million", "$5.9 million"),
+])
+def test_offline_quotes_the_sentence_of_the_asked_quarter_not_another(orion, fake_embedder, question, figure, other):
+    result = build_agent(OfflineBrain(fake_embedder), orion).ask(question)
+    assert figure in result.answer and other not in result.answer
+
+
+def test_offline_says_it_did_not_find_a_quarter_the_document_does_not_cover(orion, fake_embedder):
+    result = build_agent(OfflineBrain(fake_embedder), orion).ask("What was Orion's revenue in Q3 2023?")
+    assert "$5.1 million" not in result.answer and "$5.9 million" not in result.answer
+
+
+def test_a_model_claim_about_another_quarter_is_refuted(orion):
+    def responder(request):
+        if "You answer questions using ONLY" in request.system:
+            n = next(line.split("]")[0].strip("[") for line in request.prompt.splitlines()
+                     if line.startswith("[") and "orion.txt" in line and "lines 1" in line)
+            return StubReply(text=f"In the first quarter of 2023, Orion's revenue was $5.1 million [{n}].")
+        return docagent_responder(request)  # a credulous verifier
+    with GeminiStub(responder=responder) as stub:
+        brain = make_gemini_brain("k", model="gemini-3-flash", base_url=stub.base_url, timeout=5.0)
+        result = build_agent(brain, orion).ask("What was Orion's revenue in the second quarter of 2023?")
+    assert result.claims and all(c.refuted for c in result.claims)
+    assert "another quarter than the question's (Q2 2023)" in result.claims[0].reason
+    assert "⚠" in result.answer and result.confidence <= 0.5
+
+
 TRANSFORMER = [
     ("3.2.3 Applications of Attention in our Model. The Transformer uses multi-head attention in three different "
      "ways: in encoder-decoder attention layers, the queries come from the previous decoder layer, and the memory "
