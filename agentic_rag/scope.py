@@ -20,6 +20,7 @@ from advanced_retrieval import Filters, Hit
 from advanced_retrieval.library.outline import Outline, Section, build_outline
 from agentic_rag.language.question_rules import classify
 from agentic_rag.language.text import estimate_tokens
+from agentic_rag.tables.plan import TableAsk
 from document_processor import Chunk
 
 MAX_SECTIONS = 14  # main sections read for a summary; the rest are named as not read
@@ -41,6 +42,7 @@ _OBJECT = re.compile(r"\b(?:all|every|each|complete list of|full list of)\s+(?:o
                      re.IGNORECASE)
 _OBJECT_STOP = frozenset(["in", "of", "that", "which", "from", "on", "at", "by", "for", "with", "mentioned", "named", "listed", "used", "the", "a", "an", "is", "are", "was", "were", "does", "do", "did", "has", "have", "and", "or", "to"])
 _FIGURES = ("numeric", "comparison")
+_AGGREGATES = ("sum", "avg", "max", "min")  # TableAsk operations over the items a question names
 _GENERIC = frozenset({"section", "part", "chapter", "item", "note", "the", "and", "of", "for", "in", "on", "to", "our"})
 SCOPES = ("passage", "document", "section", "list", "library")
 
@@ -57,8 +59,11 @@ def scope_of(question: str, question_type: str) -> str:
         return "section"
     if question_type == "summary":
         return "document"
-    if _EVERY.search(question) and question_type not in _FIGURES and classify(question) not in _FIGURES:
-        return "list"  # "how many units did all the regions sell": a figure, for the tables
+    if _EVERY.search(question) and question_type not in _FIGURES and classify(question) not in _FIGURES \
+            and TableAsk.of(question).op not in _AGGREGATES:
+        # "how many units did all the regions sell", "the combined yield of all varieties at Waseca": a figure
+        # over the items, for the tables
+        return "list"
     return "passage"
 
 

@@ -53,7 +53,7 @@ _MOST_CHANGED = re.compile(r"\b(?:highest|largest|biggest|greatest|most|stronges
                            r"drop|rise|gain|fall|change|improvement|jump|loss)\b", re.I)
 _FALLING = re.compile(r"\b(?:declin\w*|decreas\w*|drop\w*|fall\w*|fell|los[st]\w*|shr[iu]nk\w*|contract\w*)\b", re.I)
 _WHICH = re.compile(r"\b(?:which|what|who)\b[^?]{0,60}?\b(?:has|had|have|was|were|is|are|with|saw|recorded|shows?|"
-                    r"got|received)\b|\b(?:which|what)\s+\w+(?:\s+\w+)?\s+(?:has|had|was|is|recorded)\b|^which\b|"
+                    r"got|received|did|does|do)\b|\b(?:which|what)\s+\w+(?:\s+\w+)?\s+(?:has|had|was|is|recorded)\b|^which\b|"
                     r"\bwhich\s+\w+\s*(?:[,?]|$|and\b)",
                     re.I)
 _BETWEEN = re.compile(r"\bfrom\b.+\bto\b|\bbetween\b.+\band\b|\bcompar|\bversus\b|\bvs\.?|\bdifference\b|"
@@ -639,6 +639,14 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         column = _implied_column(ask, table, used)
     if compared and column is None:
         return None  # "below 3000": of which column the question does not say
+    if table.location.sheet is None and not filters and not compared and ask.op != "count" and (
+            ask.op in ("sum", "avg") or ask.which or ask.top > 1):
+        named_row = _named_row(ask, table, layout)
+        if named_row is not None:
+            # "which segment had the lowest net revenue": a statement's row is the figure asked for, so its rows
+            # are figures of different kinds (revenue, expenses, profit), not things to rank or add up; the row
+            # across its periods is ("in which quarter was net income lowest", "the average quarterly revenues")
+            return _row_across(ask, table, named_row)
     if compared:
         filters += [f"{_q(table.columns[column].sql)} {op} {n}" for op, n in compared]
     where = f" WHERE {' AND '.join(filters)}" if filters else ""
@@ -668,15 +676,19 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     name = table.columns[column].name
     named = COLUMN_WEIGHT * _column_match(ask, table, column)
     if ask.op in ("max", "min") and (ask.which or ask.top > 1):
-        if table.location.sheet is None and not filters and any(
-                score >= NAMED_ROW for _, score in _matching_rows(ask, table, layout)):
-            # "which segment had the lowest net revenue": a statement's row is the figure asked for, so its rows
-            # are figures of different kinds (revenue, expenses, profit), not things to rank; the row across its
-            # columns is (see _across_query)
-            return None
-        top = _top(ask, table, values, column, filters)
+        section = None
+        if table.location.sheet is None and not filters and not named:
+            # a statement's column named by its period only ("2022"): the rows ranked must be what the question
+            # ranks ("the largest expense category"): a section heading naming it ranks the rows under it, a
+            # title naming it ranks the table; otherwise the table holds other figures (risk-weighted assets)
+            section = _ranked_section(ask, table, layout)
+            if section is None:
+                return None
+        top = _top(ask, table, values, column, filters, section)
         return TableQuery(**{**top.__dict__, "score": top.score + named})
     function = {"sum": "sum", "avg": "avg", "max": "max", "min": "min"}[ask.op]
+    if function in ("sum", "avg") and table.location.sheet is None and used and used <= {0}:
+        return None  # a statement's rows picked by their labels: figures of different kinds, not to add up
     if function in ("sum", "avg") and not filters and _has_periods(table):
         return None  # a statement prints its totals: "total assets" is a row to read, not a column to add up
     exclude = _total_rows(table) if ask.op in ("sum", "avg") else ""
@@ -756,8 +768,72 @@ _AVERAGE = re.compile(r"\b(?:average|avg|mean|on average|typical)\b", re.IGNOREC
 _DATE_PARTS = {"year": (1, 4), "month": (6, 2), "day": (1, 10), "date": (1, 10)}
 
 
+def _named_row(ask: TableAsk, table: TableInfo, layout: Layout) -> int | None:
+    """The statement row the question names by its label's words ("consolidated net income"), not by a name."""
+    for row, score in _matching_rows(ask, table, layout):
+        label = forms_of(table.labels[row - 1]) if row <= len(table.labels) else frozenset()
+        if score >= NAMED_ROW and not any(c.specific and c.met(label) for c in ask.concepts):
+            return row
+    return None
+
+
+def _row_across(ask: TableAsk, table: TableInfo, row: int) -> TableQuery | None:
+    """A ranking or an aggregate of one statement row across its period columns ("in which quarter of fiscal 2018
+    was consolidated net income lowest", "the average quarterly revenues"): the columns of the periods the
+    question names (or that name no year), not a total or a change column; at least two."""
+    asked = [p for p in periods_of(ask.text) if p.isdigit()]
+    spread = []
+    for i, c in enumerate(table.columns):
+        named = periods_of(c.name, header=True)
+        years = [p for p in named if p.isdigit()]
+        if (i and c.numeric and named and not _CHANGE_HEADER.search(c.name) and not _TOTAL_ROW.search(c.name)
+                and (not asked or not years or set(asked) & set(years))):
+            spread.append(i)
+    if ask.op in ("sum", "avg"):  # adding up a figure is over the parts of a year (quarters, months), not years
+        spread = [i for i in spread if any("q" in p for p in periods_of(table.columns[i].name, header=True))
+                  or not _YEAR.search(table.columns[i].name)]
+    if len(spread) < 2 or ask.op == "count":
+        return None
+    keep = ", ".join(f"{_q(table.columns[i].sql)} AS {_q(table.columns[i].name)}" for i in spread)
+    source = (f'WITH u AS (UNPIVOT (SELECT {keep} FROM {_q(table.physical)} WHERE "_row" = {row}) '
+              f"ON COLUMNS(*) INTO NAME label VALUE value)")
+    label = table.labels[row - 1]
+    if ask.op in ("max", "min"):
+        order = "DESC" if ask.op == "max" else "ASC"
+        sql = f"{source} SELECT label, value FROM u ORDER BY value {order} LIMIT {ask.top}"
+        what = f"{'highest' if ask.op == 'max' else 'lowest'} {label} across the columns"
+        return TableQuery(table, sql, f"top {ask.op}", what, (spread[0], spread[-1]), (row,), "", 1.3)
+    function = {"sum": "sum", "avg": "avg"}[ask.op]
+    sql = f'{source} SELECT {function}(value) AS value, count(value) AS "rows" FROM u'
+    what = f"{function} of {label} across {table.columns[spread[0]].name} to {table.columns[spread[-1]].name}"
+    return TableQuery(table, sql, function, what, (spread[0], spread[-1]), (row,), "", 1.3)
+
+
+def _measure(ask: TableAsk) -> list[Concept]:
+    """What a superlative ranks by ("the largest [expense] category", "the highest [operating income]"): the
+    question's words that are no name, no period, no operation and no word naming nothing in particular."""
+    operations = forms_of(" ".join(m.group(0) for _, pattern in _OPS for m in pattern.finditer(ask.text)))
+    noun = _WHICH_NOUN.search(ask.text)
+    which = forms_of(noun.group("noun")) if noun else frozenset()
+    return [c for c in ask.concepts if not c.specific and not c.forms <= _GENERIC | _VAGUE | _PERIOD_HEADER
+            and not c.forms & operations and not c.forms & which]
+
+
+def _ranked_section(ask: TableAsk, table: TableInfo, layout: Layout) -> tuple[int, ...] | None:
+    """The rows a superlative over a statement ranks: () for all of them when its title names what is ranked,
+    the rows under the heading that names it, or None when neither does."""
+    measure = _measure(ask)
+    if not measure:
+        return None
+    for heading in dict.fromkeys((layout.sections or {}).values()):
+        if any(c.met(forms_of(heading)) for c in measure):
+            return tuple(row for row, under in (layout.sections or {}).items() if under == heading)
+    held = forms_of(f"{table.title} {table.note} {table.name}")
+    return () if any(c.met(held) for c in measure) else None
+
+
 def _top(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]], column: int,
-         filters: list[str]) -> TableQuery:
+         filters: list[str], section: tuple[int, ...] | None = None) -> TableQuery:
     """The rows with the largest (smallest) value, named by the column the question asks "which" of ("which
     source", "which month": a date's part); rows that share a name are one group, summed (averaged when the
     question says average). A statement's own total rows are left out."""
@@ -765,7 +841,8 @@ def _top(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]], c
     col, source = _q(table.columns[column].sql), _q(table.physical)
     key, key_name, label_index, grouped = _which(ask, table, values, column)
     exclude = _total_rows(table)
-    where = " AND ".join([*filters, f"{col} IS NOT NULL", *([exclude] if exclude else [])])
+    rows = [f'"_row" IN ({", ".join(map(str, section))})'] if section else []
+    where = " AND ".join([*filters, *rows, f"{col} IS NOT NULL", *([exclude] if exclude else [])])
     said = f"{'highest' if ask.op == 'max' else 'lowest'} {table.columns[column].name}" + _said(filters)
     if grouped:
         function = "avg" if _AVERAGE.search(ask.text) else "sum"

@@ -107,3 +107,11 @@ def test_a_list_gathers_candidates_section_by_section_before_any_section_gives_a
     assert reading.coverage.startswith("Searched all 5 sections of report.pdf and read the best 4 passages, found "
                                        "in 4 of them")
     assert reading.coverage.endswith("the list may be incomplete.")
+
+
+@pytest.mark.parametrize("question", [
+    "What was the combined barley yield of all varieties at Waseca in 1931?",
+    "What was Iowa's total net electricity generation in 2017 across all sources?",
+])
+def test_an_aggregate_over_all_the_items_is_a_figure_not_a_list(question):
+    assert scope_of(question, "factual") == "passage"

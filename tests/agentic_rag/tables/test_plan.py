@@ -468,3 +468,45 @@ def test_an_operation_word_inside_a_name_asks_for_no_operation():
 def test_a_question_asking_for_a_cause_is_not_computed(tmp_path, question):
     query, _ = _plans(tmp_path, [("AMAZON_2017_10K.pdf", NET_SALES)], question)
     assert query is None
+
+
+WALMART_QUARTERS = DataTable(
+    "p. 87 table 2", "Note 17. Quarterly Financial Data (Unaudited)",
+    ("(Amounts in millions)", "Q1", "Fiscal 2018 Q2", "Fiscal 2018 Q3", "Fiscal 2018 Q4", "Total"),
+    (("Total revenues", "117,542", "123,355", "123,179", "136,267", "500,343"),
+     ("Cost of sales", "87,688", "91,521", "91,547", "102,640", "373,396"),
+     ("Consolidated net income", "3,152", "3,104", "1,904", "2,363", "10,523")),
+    Location(page=87))
+RISK = DataTable(
+    "p. 41 table 1", "Capital ratios", ("Year-end Data", "December 31, 2022", "December 31, 2021"),
+    (("Risk-Weighted Assets", "194.4", "180.0"), ("Common equity tier 1", "10.4", "10.5")), Location(page=41))
+EXPENSES = DataTable(
+    "p. 96 table 1", "Consolidated Statements of Income", ("(Millions)", "2022", "2021"),
+    (("Revenues", "", ""), ("Net card fees", "6,070", "5,195"), ("Discount revenue", "30,739", "24,563"),
+     ("Expenses", "", ""), ("Card Member rewards", "14,002", "11,007"), ("Marketing", "5,458", "5,291"),
+     ("Salaries and employee benefits", "7,252", "6,240")),
+    Location(page=96))
+
+
+@pytest.mark.parametrize(("question", "op", "expected"), [
+    ("In which quarter of fiscal 2018 did Walmart report its lowest consolidated net income?", "top min",
+     ("Fiscal 2018 Q3", 1904)),
+    ("What were Walmart's average quarterly total revenues in fiscal 2018?", "avg", (500343 / 4, 4)),
+])
+def test_a_statement_row_the_question_names_is_ranked_or_averaged_across_its_quarters(tmp_path, question, op,
+                                                                                        expected):
+    query, result = _plans(tmp_path, [("WALMART_2018_10K.pdf", WALMART_QUARTERS)], question)
+    assert query.op == op and query.rows == (3,) if op == "top min" else query.rows == (1,)
+    assert result.rows[0][0] == pytest.approx(expected[0]) if op == "avg" else result.rows[0] == expected
+
+
+def test_a_superlative_over_a_statement_ranks_the_section_the_question_names_or_nothing(tmp_path):
+    """"The largest expense category in 2022": the rows under the "Expenses" heading, not every row of the
+    statement (discount revenue) nor a table of other figures whose column is only a date (risk-weighted
+    assets)."""
+    query, result = _plans(tmp_path, [("AMERICANEXPRESS_2022_10K.pdf", EXPENSES)],
+                           "What was American Express's largest expense category in 2022?")
+    assert result.rows[0][1:] == ("Card Member rewards", 14002)
+    query, _ = _plans(tmp_path, [("AMERICANEXPRESS_2022_10K.pdf", RISK)],
+                      "What was American Express's largest expense category in 2022?")
+    assert query is None
