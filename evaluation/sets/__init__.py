@@ -17,6 +17,11 @@ Without ../shared a set that needs it raises SetUnavailable (nothing to measure 
 - tables (42 questions, 17 files: workbooks, filings, Word and PowerPoint tables, three public-domain CSVs shipped in
   sets/data/tables with their MANIFEST.tsv): written by another engineer for the tables-as-data work, gold
   computed with pandas (see sets/TABLES.md); held out from tuning.
+- tables-dev (45 questions, 17 files: filings, four public-domain CSVs shipped in sets/data/tables_dev, sheets, decks):
+  written by a helper for tuning the table rules and fitting the confidence (see sets/TABLES_DEV.md); tuned on.
+- tables-fresh (32 questions, 19 files: other filings and earnings releases, six CSVs in sets/data/tables_fresh, a
+  workbook, a Word file, a deck): written by a helper who saw none of the tuning (sets/TABLES_FRESH.md); aggregates
+  only. It shares one CSV (iowa-electricity) with tables-dev.
 - wholedoc (29 questions, 20 files: papers, filings, office files, a book): whole-document summaries, named
   sections and complete lists, each with gold items, points or sections (see sets/WHOLEDOC.md); written by another
   engineer, held out from tuning; scored by item recall, point recall and sections covered.
@@ -152,6 +157,26 @@ TABLES = {
     "3M_2022_10K.pdf": "bench/financebench_dev/pdfs", "AMD_2015_10K.pdf": "bench/financebench_dev/pdfs",
     "AMAZON_2017_10K.pdf": "bench/financebench_subset/pdfs", "ADOBE_2022_10K.pdf": "bench/financebench_subset/pdfs",
 }
+_DEV, _SUBSET = "bench/financebench_dev/pdfs", "bench/financebench_subset/pdfs"
+TABLES_DEV = {
+    **{f: "sets:data/tables_dev" for f in ("barley.csv", "cars.csv", "iowa-electricity.csv", "stocks.csv")},
+    **{f: "office/xlsx" for f in ("ExcelPivotTableSample.xlsx", "charts.xlsx", "formulae.xlsx")},
+    **{f: "office/pptx" for f in ("2411-Performance_Up.pptx", "table_test2.pptx")},
+    **{f: _DEV for f in ("AMERICANEXPRESS_2022_10K.pdf", "COCACOLA_2017_10K.pdf", "PEPSICO_2022_10K.pdf",
+                         "VERIZON_2022_10K.pdf", "WALMART_2018_10K.pdf")},
+    **{f: _SUBSET for f in ("BESTBUY_2023_10K.pdf", "MGMRESORTS_2022Q4_EARNINGS.pdf",
+                            "ULTABEAUTY_2023Q4_EARNINGS.pdf")},
+}
+TABLES_FRESH = {
+    **{f: "sets:data/tables_fresh" for f in ("burtin.csv", "crimea.csv", "driving.csv", "iowa-electricity.csv",
+                                              "la-riots.csv", "wheat.csv")},
+    "49609.xlsx": "office/xlsx", "bug65649.docx": "office/docx",
+    "au.asn.aes.www_conferences_2011_presentations_Fri_20Room4Level4_20930_20Maloney.pptx": "office/pptx",
+    **{f: _DEV for f in ("AMERICANWATERWORKS_2022_10K.pdf", "CVSHEALTH_2022_10K.pdf", "JOHNSON_JOHNSON_2022_10K.pdf",
+                         "KRAFTHEINZ_2019_10K.pdf", "PEPSICO_2021_10K.pdf", "VERIZON_2021_10K.pdf")},
+    **{f: _SUBSET for f in ("AMCOR_2023Q4_EARNINGS.pdf", "BESTBUY_2024Q2_10Q.pdf", "PEPSICO_2023Q1_EARNINGS.pdf",
+                            "Pfizer_2023Q2_10Q.pdf")},
+}
 WHOLEDOC = {
     "attention_is_all_you_need.pdf": "papers", "adam_1412.6980.pdf": "papers", "resnet_1512.03385.pdf": "papers",
     "bert_1810.04805.pdf": "papers", "tracemonkey.pdf": "pdf_hard", "freeculture.pdf": "pdf_hard",
@@ -194,6 +219,10 @@ SETS = {
                           "tuning; aggregates only"),
     "tables": LinkedSet("tables.jsonl", TABLES, "42 table questions (lookups, aggregates, superlatives, "
                         "comparisons, refusals) on sheets, CSVs, filings, DOCX and PPTX tables; held out"),
+    "tables-dev": LinkedSet("tables_dev.jsonl", TABLES_DEV, "45 table questions on filings, CSVs, sheets and decks "
+                            "written for tuning the table rules and fitting the confidence (tuned on)"),
+    "tables-fresh": LinkedSet("tables_fresh.jsonl", TABLES_FRESH, "32 table questions on other filings, CSVs and "
+                              "office files, written by a helper who saw none of the tuning; aggregates only"),
     "wholedoc": LinkedSet("wholedoc.jsonl", WHOLEDOC, "29 whole-document, section and list questions on papers, "
                           "filings, office files and a book; gold items, points and sections; held out"),
     "sample": SampleSet(),

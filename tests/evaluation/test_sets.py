@@ -99,3 +99,16 @@ def test_sealed_gold_holds_every_key_fact(shared_data, tmp_path):
         text = "\n".join(c.text for g in q.gold for c in chunks[g.file] if chunk_matches(c, q.gold))
         assert text, q.id
         assert not missing_groups(text, q.answer), q.id  # the id only: the gold stays out of the logs
+
+
+@pytest.mark.parametrize(("name", "size"), [("tables-dev", 45), ("tables-fresh", 32)])
+def test_the_table_sets_load_and_every_document_has_a_home(name, size):
+    """Each question's document is one the set links (from the shared data or the CSVs it ships), and every
+    answerable question has gold (no question is printed: tables-fresh is read in aggregate only)."""
+    linked = SETS[name]
+    questions = load_dataset(SETS_DIR / linked.dataset)
+    assert len(questions) == size and len({q.id for q in questions}) == size
+    assert all(q.gold for q in questions) and {g.file for q in questions for g in q.gold} <= set(linked.documents)
+    assert all(q.answer for q in questions if not q.unanswerable)
+    shipped = [d for d, home in linked.documents.items() if home.startswith("sets:")]
+    assert shipped and all((SETS_DIR / linked.documents[d].removeprefix("sets:") / d).is_file() for d in shipped)
