@@ -23,7 +23,7 @@ from agentic_rag.confidence import ANSWER_WEIGHTS, REFUSAL_WEIGHTS, Evidence, es
 from evaluation.dataset import family_of
 from evaluation.metrics import auroc
 
-ANSWER_FEATURES = ("support", "fit", "cosine", "answered", "comparison")
+ANSWER_FEATURES = ("support", "fit", "cosine", "answered", "comparison", "computed")
 L2 = 0.3  # pulls weights towards 0: 57 questions do not carry many free parameters
 BANDS = (0.0, 0.2, 0.5, 0.8, 1.0001)
 
@@ -38,6 +38,8 @@ def load(path: Path, *, with_family: bool = False) -> list:
         features = answer.get("confidence_features")
         if features is None or q.get("passed") is None:
             continue
+        # runs written before `offline` was recorded: the run's mode says it
+        features = {"offline": answer.get("mode", data.get("mode")) == "offline", **features}
         row = (Evidence(**features), bool(q["passed"]))
         if with_family:
             asked = q.get("question") or {}
@@ -126,8 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     (xa, ya), (xr, yr) = matrices(train)
     answer_w = fit(xa, ya) if len(ya) else np.zeros(1 + len(ANSWER_FEATURES))
     refusal_w = fit(xr, yr) if len(yr) else np.zeros(2)
-    print("ANSWER_WEIGHTS = (" + ", ".join(f"{w:.2f}" for w in answer_w) + ")  # bias, " + ", ".join(ANSWER_FEATURES))
-    print("REFUSAL_WEIGHTS = (" + ", ".join(f"{w:.2f}" for w in refusal_w) + f", {REFUSAL_WEIGHTS[2]})"
+    prefix = "OFFLINE_" if all(e.offline for p in args.fit for e, _ in runs[p.name]) else ""  # the weights they fit
+    print(f"{prefix}ANSWER_WEIGHTS = (" + ", ".join(f"{w:.2f}" for w in answer_w) + ")  # bias, "
+          + ", ".join(ANSWER_FEATURES))
+    print(f"{prefix}REFUSAL_WEIGHTS = (" + ", ".join(f"{w:.2f}" for w in refusal_w) + f", {REFUSAL_WEIGHTS[2]})"
           "  # bias, best retrieval cosine, found (set, not fitted)")
     for name, rows in runs.items():
         report(name + (" (fitted on)" if any(p.name == name for p in args.fit) else " (not fitted on)"),

@@ -41,3 +41,17 @@ def test_an_answer_to_how_many_must_state_a_figure(answer, capped):
     from agentic_rag.confidence import _states_no_count
 
     assert _states_no_count("How many layers does the Transformer encoder have?", split_claims(answer)) is capped
+
+
+def test_offline_answers_and_refusals_are_estimated_by_their_own_weights():
+    """The extractor's evidence is read with the weights fitted on offline runs (right far less often on
+    documents nobody tuned on than a checked model answer); a model's answer with the same evidence keeps its
+    own. A refusal offline is doubted more: the extractor also refuses when it reads the table badly."""
+    from agentic_rag.confidence import Evidence, estimate
+
+    seen = dict(support=1.0, fit=0.8, cosine=0.6, answered=1.0)
+    offline, model = estimate(Evidence(**seen, offline=True)), estimate(Evidence(**seen))
+    assert offline != model and 0.3 < offline < 0.97 and 0.3 < model < 0.97
+    assert estimate(Evidence(refused=True, retrieval=0.5, offline=True)) < estimate(Evidence(refused=True, retrieval=0.5))
+    # the engine's calculation over a table weighs on its own
+    assert estimate(Evidence(**seen, computed=1.0, offline=True)) != offline

@@ -98,7 +98,9 @@ def test_planted_facts_are_quoted_with_the_right_place(offline_agent, question, 
     assert quote in result.answer
     first = result.citations[0].to_dict()
     assert first["file"] == file and first["location"] == location
-    assert result.confidence > 0.5
+    # its claims checked out; the confidence's level also weighs the claim's cosine to the question, whose scale
+    # is the embedder's (a hashing embedder here, not the app's model), so it is not asserted
+    assert result.confidence_features["support"] == 1.0 and result.confidence_features["answered"] == 1.0
 
 
 @pytest.mark.parametrize("question", UNANSWERABLE)
