@@ -42,7 +42,7 @@ _OBJECT = re.compile(r"\b(?:all|every|each|complete list of|full list of)\s+(?:o
                      re.IGNORECASE)
 _OBJECT_STOP = frozenset(["in", "of", "that", "which", "from", "on", "at", "by", "for", "with", "mentioned", "named", "listed", "used", "the", "a", "an", "is", "are", "was", "were", "does", "do", "did", "has", "have", "and", "or", "to"])
 _FIGURES = ("numeric", "comparison")
-_AGGREGATES = ("sum", "avg", "max", "min")  # TableAsk operations over the items a question names
+_AGGREGATES = ("sum", "avg", "max", "min", "count")  # TableAsk operations over the items a question names
 _GENERIC = frozenset({"section", "part", "chapter", "item", "note", "the", "and", "of", "for", "in", "on", "to", "our"})
 SCOPES = ("passage", "document", "section", "list", "library")
 

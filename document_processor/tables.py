@@ -47,10 +47,18 @@ def _data_table(block: Block, counts: dict[str, int]) -> DataTable | None:
     width = max(len(header), *(len(r) for r in rows))
     header, rows = _pad(header, width), [_pad(r, width) for r in rows]
     locations = list(block.table.row_locations) or [block.location] * len(rows)
+    refs = tuple(block.table.column_refs)
+    if _header_is_data(header, rows):
+        # a sheet without a header ("2013-01-01 | 1" above "2013-02-01 | 2"): its first row is data, and its
+        # columns are named by their letters (or positions)
+        rows, locations = [header, *rows], [_row_above(locations[0]) if locations else block.location, *locations]
+        header = [f"column {refs[i]}" if i < len(refs) and refs[i] else f"column {i + 1}" for i in range(width)]
     extra = _header_rows(rows)
     if extra:
         header = _joined_header([header, *rows[:extra]])
         rows, locations = rows[extra:], locations[extra:]
+    if rows and _numbers_the_columns(rows[0]):
+        rows, locations = rows[1:], locations[1:]
     if not rows:
         return None
     header = _labelled_groups(header)
@@ -62,7 +70,7 @@ def _data_table(block: Block, counts: dict[str, int]) -> DataTable | None:
     note = " ".join(c for c in header[:1] if _UNITS.search(c))
     return DataTable(name=name, title=title, columns=_column_names(header), rows=tuple(tuple(r) for r in rows),
                      location=block.location, row_locations=tuple(locations),
-                     column_refs=tuple(block.table.column_refs), note=note)
+                     column_refs=refs, note=note)
 
 
 def _pad(cells: list[str], width: int) -> list[str]:
@@ -77,6 +85,58 @@ def _header_rows(rows: list[list[str]]) -> int:
            and any(rows[count][1:])):
         count += 1
     return count if any(_has_figures(r) for r in rows[count:]) else 0
+
+
+_DATE_CELL = re.compile(r"^(?:\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})(?:[ T]\d{1,2}:\d\d(?::\d\d)?)?$")
+_SAMPLE_ROWS = 50
+
+
+def _figure(cell: str) -> bool:
+    return bool(_FIGURE.match(cell.replace(" ", "")) or _DATE_CELL.match(cell.strip()))
+
+
+def _header_is_data(header: list[str], rows: list[list[str]]) -> bool:
+    """Whether the row read as the header is the first row of data: it holds a figure or a date that is not a
+    year, and each of its cells is of its column's kind (a figure over figures, a word over words). A year
+    over figures heads a period column ("2022" over revenue), so it is a header; "2013-01-01" over dates, "0"
+    over numbers and "A" over letters are data."""
+    body = rows[:_SAMPLE_ROWS]
+    figured = False
+    for i, cell in enumerate(header):
+        cell = cell.strip()
+        if not cell:
+            continue
+        below = [r[i].strip() for r in body if i < len(r) and r[i].strip()]
+        if not below:
+            return False
+        figures = sum(_figure(c) for c in below) >= 0.8 * len(below)
+        if _YEAR.match(cell) and not all(_YEAR.match(c) for c in below):
+            return False  # a period heading its column
+        if _figure(cell):
+            if not figures:
+                return False
+            figured = True
+        elif figures:
+            return False  # a word over figures: a column name
+    return figured
+
+
+def _row_above(location: Location) -> Location:
+    """The location of the sheet row above `location`'s ("B2:D2" -> "B1:D1"); the same location elsewhere."""
+    m = re.fullmatch(r"([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?", location.cells or "")
+    if location.sheet is None or m is None or int(m.group(2)) < 2:
+        return location
+    first, last = int(m.group(2)) - 1, int(m.group(4) or m.group(2)) - 1
+    cells = f"{m.group(1)}{first}" + (f":{m.group(3)}{last}" if m.group(3) else "")
+    return replace(location, cells=cells)
+
+
+def _numbers_the_columns(row: list[str]) -> bool:
+    """Whether a row under the header only numbers the columns ("1 | 2 | 3 | 4 | 5", as official forms print
+    below a header so the text can refer to "column 4"): its filled cells, three or more, count up from 1 by one.
+    A row of data that happens to hold 1, 2, 3 is not one: every cell of it must be such a number."""
+    filled = [c.strip().rstrip(".") for c in row if c.strip()]
+    return len(filled) >= 3 and len(filled) >= len(row) - 1 and filled == [str(n) for n in range(1, len(filled) + 1)]
 
 
 def _has_figures(row: list[str]) -> bool:

@@ -1,7 +1,8 @@
 """The tables of every document as data, in one DuckDB file of the data directory (tables.duckdb).
 
 Each DataTable becomes one DuckDB table: `_row` (1-based, the row of the source table), then one column per
-source column, DOUBLE where most of its cells are numbers (values.number: "1,234", "(56)", "12%"), else text.
+source column, DOUBLE where most of its cells are numbers (values.number: "1,234", "(56)", "12%", and "3 449,18"
+in a column written with decimal commas), else text.
 A registry (`table_index`) keeps what a table is and where its cells are (file, title, note, scale, columns,
 one Location per row), and `document_index` which documents were read for tables. A document's tables are
 written in one transaction, so a kill leaves all of them or none; tables of documents the library no longer
@@ -29,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from advanced_retrieval.tables.values import iso_dates, number, scale, unit
+from advanced_retrieval.tables.values import decimal_comma, iso_dates, number, scale, unit
 from document_processor import DataTable, Location
 
 _YEARISH = re.compile(r"(?:19|20)\d\d(?:\.0)?")
@@ -63,6 +64,7 @@ class Column:
     numeric: bool
     unit: str = ""
     ref: str = ""  # a sheet's column letter
+    whole: bool = False  # numeric, and every number in it is a whole one (counts, not measures)
 
 
 @dataclass(frozen=True)
@@ -348,7 +350,8 @@ def _typed(table: DataTable) -> tuple[list[Column], dict]:
     taken = {"_row"}
     for i, name in enumerate(table.columns):
         cells = [row[i] if i < len(row) else "" for row in table.rows]
-        values = [number(c) for c in cells]
+        comma = decimal_comma(cells)  # "4068816,55", "3 449,18": the column's convention, not each cell's
+        values = [number(c, comma) for c in cells]
         filled = [c for c in cells if c.strip()]
         counted = sum(v is not None for v in values)
         # The first column labels a statement's rows; it is a column of figures only when every cell is a number
@@ -358,7 +361,8 @@ def _typed(table: DataTable) -> tuple[list[Column], dict]:
         sql = _unique(name, taken)
         units = {unit(c) for c in filled} - {""}
         ref = table.column_refs[i] if i < len(table.column_refs) else ""
-        columns.append(Column(name, sql, numeric, units.pop() if len(units) == 1 else "", ref))
+        whole = numeric and all(v is None or float(v).is_integer() for v in values)
+        columns.append(Column(name, sql, numeric, units.pop() if len(units) == 1 else "", ref, whole))
         arrays[sql] = values if numeric else (iso_dates(cells) or cells)
     return columns, arrays
 

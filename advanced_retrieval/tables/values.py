@@ -1,5 +1,6 @@
-"""Numbers as documents write them, read as values: "1,234", "(56)", "$ 4,321", "12%", "—"; and the scale a
-table states for its figures ("in millions", "(Dollars in thousands)").
+"""Numbers as documents write them, read as values: "1,234", "(56)", "$ 4,321", "12%", "—", "39 921 700",
+and in a column written with decimal commas "4068816,55", "3 449,18", "1.234,50 €"; and the scale a table states
+for its figures ("in millions", "(Dollars in thousands)").
 
 A value is the number as shown (12% is 12, in a column whose unit is "%"); the scale is kept beside it, never
 multiplied in, so a figure is compared with a claim exactly as the document printed it.
@@ -11,8 +12,15 @@ import re
 
 _NUMBER = re.compile(
     r"^(?P<open>\()?\s*(?P<sign>[-–—−+])?\s*(?P<cur>US\$|[$€£¥])?\s*(?P<open2>\()?\s*"
-    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s*(?P<close>\))?\s*"
-    r"(?P<unit>%|x|pts|bps|[kKmMbB]n?)?\s*(?P<close2>\))?[*†‡]?$")
+    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?: \d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s*"
+    r"(?P<close>\))?\s*(?P<unit>%|x|pts|bps|[kKmMbB]n?)?\s*(?P<close2>\))?\s*(?P<cur2>[$€£¥₽]|руб\.?|р\.)?[*†‡]?$")
+# the digits of a figure written with a decimal comma: "4068816,55", "3 449,18", "1.234,50", "12,5"
+_COMMA_DIGITS = re.compile(r"\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?")
+# a cell only a decimal comma explains: a comma followed by other than three digits, or groups of three after a
+# dot or a space before a comma ("4068816,55", "3 449,18", "1.234,50")
+_DECIMAL_COMMA = re.compile(r"^[^\d]*(?:\d+,(?:\d{1,2}|\d{4,})|\d{1,3}(?:[ .]\d{3})+,\d+)\D*$")
+# a cell only a decimal point explains: "1,234.5", "12.25"
+_DECIMAL_POINT = re.compile(r"\d,\d{3}\.\d|^[^\d,]*\d+\.(?:\d{1,2}|\d{4,})\D*$")
 _EMPTY = frozenset({"", "-", "–", "—", "$—", "$-", "$–", "—%", "n/a", "N/A", "NM", "nm", "*", "nil"})
 _SCALES = (("trillion", 1e12), ("billion", 1e9), ("million", 1e6), ("thousand", 1e3))
 _SCALE_WORDS = re.compile(r"\b(?:in\s+|\(\s*)?(?:[$€£]|usd|eur|gbp|dollars?|euros?)?\s*(trillions?|billions?|millions?|"
@@ -20,30 +28,47 @@ _SCALE_WORDS = re.compile(r"\b(?:in\s+|\(\s*)?(?:[$€£]|usd|eur|gbp|dollars?|e
 _SUFFIX = {"k": 1e3, "m": 1e6, "mn": 1e6, "b": 1e9, "bn": 1e9}
 
 
-def number(text: str) -> float | None:
+def number(text: str, decimal_comma: bool = False) -> float | None:
     """The value a cell shows, or None when it shows no single number ("1,234" -> 1234.0, "(56)" -> -56.0,
-    "12%" -> 12.0, "$4.5bn" -> 4.5, "—" -> None, "1997" -> 1997.0, "12 months" -> None)."""
+    "12%" -> 12.0, "$4.5bn" -> 4.5, "—" -> None, "1997" -> 1997.0, "12 months" -> None, "39 921 700" ->
+    39921700.0). With `decimal_comma` (the convention of the cell's column, see `decimal_comma`), "3 449,18" ->
+    3449.18 and "1.234,50 €" -> 1234.5."""
     cell = " ".join(str(text).split())
     if cell in _EMPTY:
         return None
+    if decimal_comma:
+        digits = _COMMA_DIGITS.search(cell)
+        if digits is None:
+            return None
+        written = digits.group(0)
+        cell = f"{cell[:digits.start()]}{written.replace(' ', '').replace('.', '').replace(',', '.')}" \
+               f"{cell[digits.end():]}"
     m = _NUMBER.match(cell)
     if m is None:
         return None
     negative = bool(m.group("sign") and m.group("sign") != "+") or bool(
         (m.group("open") or m.group("open2")) and (m.group("close") or m.group("close2")))
-    value = float(m.group("digits").replace(",", ""))
+    value = float(m.group("digits").replace(",", "").replace(" ", ""))
     return -value if negative else value
+
+
+def decimal_comma(cells: list[str]) -> bool:
+    """Whether a column writes its figures with a decimal comma: some cell can only be read that way
+    ("4068816,55", "3 449,18", "1.234,50") and none only with a decimal point ("1,234.5", "12.25"). "1,234"
+    alone is read as the thousands it means in English."""
+    filled = [" ".join(str(c).split()) for c in cells if c and str(c).strip()]
+    return any(_DECIMAL_COMMA.match(c) for c in filled) and not any(_DECIMAL_POINT.search(c) for c in filled)
 
 
 def unit(text: str) -> str:
     """The unit a cell writes beside its number: "%", "$", "€", "£", "x" or ''."""
     cell = " ".join(str(text).split())
-    m = _NUMBER.match(cell)
+    m = _NUMBER.match(cell) or _NUMBER.match(_COMMA_DIGITS.sub("0", cell, count=1))
     if m is None:
         return ""
     if m.group("unit") in ("%", "x"):
         return m.group("unit")
-    return "$" if m.group("cur") == "US$" else m.group("cur") or ""
+    return "$" if m.group("cur") == "US$" else m.group("cur") or m.group("cur2") or ""
 
 
 def scale(*texts: str) -> float:

@@ -40,12 +40,14 @@ _OPS = (
     ("count", re.compile(r"\b(?:how many|number of|count)\b", re.I)),
     ("avg", re.compile(r"\b(?:average|mean|avg)\b", re.I)),
     ("max", re.compile(r"\b(?:highest|largest|maximum|max|most|biggest|greatest|peak|top|best|wettest|hottest|"
-                       r"warmest|longest|busiest|strongest|fastest)\b", re.I)),
+                       r"warmest|longest|busiest|strongest|fastest|oldest|tallest|heaviest|deepest|widest|richest|"
+                       r"costliest|priciest)\b", re.I)),
     ("min", re.compile(r"\b(?:lowest|smallest|minimum|min|least|fewest|worst|driest|coldest|coolest|shortest|"
-                       r"weakest|slowest)\b", re.I)),
+                       r"weakest|slowest|youngest|cheapest|lightest|narrowest|poorest)\b", re.I)),
     ("sum", re.compile(r"\b(?:total|sum|combined|altogether|in all|overall|aggregate|cumulative|add(?:ed)? up)\b",
                        re.I)),
 )
+_SUM_WORDS = dict(_OPS)["sum"]
 # a superlative of a change: the change is what is ranked ("the strongest year-over-year growth", "the biggest net
 # sales decline"), not a change mentioned elsewhere in the question
 _MOST_CHANGED = re.compile(r"\b(?:highest|largest|biggest|greatest|most|strongest|fastest|best|lowest|smallest|"
@@ -287,7 +289,9 @@ def _about(ask: TableAsk, table: TableInfo) -> float:
 def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> TableQuery | None:
     """A row x column lookup (or a change between two periods of a row) in a table whose first column labels
     its rows."""
-    if ask.op in ("count", "avg") or not table.labels or not any(c.numeric for c in table.columns[1:]) \
+    counted = ask.op == "count" and not _MORE.search(ask.text)  # "how many light vans": a row's count, if named
+    if ask.op == "avg" or ask.op == "count" and not counted or not table.labels \
+            or not any(c.numeric for c in table.columns[1:]) \
             or table.columns[0].numeric:  # a first column of figures (cycles, measurements) labels no rows
         return None
     if ask.op in ("max", "min") and ask.which:
@@ -296,6 +300,20 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
     if not rows:
         return None
     row, match = rows[0]
+    if ask.op == "count":
+        # "how many light vans are in the fleet": the count the named row states, where the rows are things
+        # each named once (a row label repeated is a value to count rows by, "how many films by Spielberg")
+        if match < NAMED_ROW or table.labels.count(table.labels[row - 1]) > 1 or len(table.labels) < table.n_rows:
+            return None
+        ask = replace(ask, op="lookup")
+        column = _named_column(ask, table)
+        whole = [i for i, c in enumerate(table.columns) if i and c.whole]
+        column = column if column is not None else whole[0] if len(whole) == 1 else None
+        period = _period_columns(ask, table)
+        column = period[0] if period and len(period) == 1 else column
+        if column is None:
+            return None
+        return _lookup(ask, table, row, column, match)
     span = _period_span(ask, table)
     if span and ask.op in ("sum", "avg", "lookup"):
         return _row_span(ask, table, row, span, match)
@@ -321,6 +339,11 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
     column = period[0] if period else _named_column(ask, table)
     if column is None:
         return None
+    return _lookup(ask, table, row, column, match)
+
+
+def _lookup(ask: TableAsk, table: TableInfo, row: int, column: int, match: float) -> TableQuery:
+    """One cell: the row's label and its value in the column."""
     label = table.labels[row - 1]
     sql = (f'SELECT "_row", {_q(table.columns[0].sql)} AS label, {_q(table.columns[column].sql)} AS value '
            f'FROM {_q(table.physical)} WHERE "_row" = {row}')
@@ -651,10 +674,18 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         filters += [f"{_q(table.columns[column].sql)} {op} {n}" for op, n in compared]
     where = f" WHERE {' AND '.join(filters)}" if filters else ""
     source = _q(table.physical)
+    if ask.op == "count" and not compared and _SUM_WORDS.search(ask.text):
+        # "how many stores did it open in total", "the total vehicle count": a column of counts added up, when
+        # a whole-number column is named by what is counted; else the rows are what is counted
+        summed = _aggregate_query(replace(ask, op="sum"), table, values, layout)
+        if summed is not None and summed.columns and table.columns[summed.columns[0]].whole \
+                and _header_met(ask, table.columns[summed.columns[0]].name)[0]:
+            return summed
     if ask.op == "count":
         counted = next((c for c in ask.concepts if c.focus and not c.specific), None)
         names = forms_of(f"{table.name} {table.title} {_stem_words(table.file_name)}")
-        data_rows = table.location.sheet is not None and bool(filters)  # a data file's rows, selected by name
+        # a data file's rows, or a document's table of things (not a statement by period), selected by name
+        data_rows = bool(filters) and (table.location.sheet is not None or not _has_periods(table))
         # A bound on a column ("victims older than 40", "films that made over $300 million") says the rows are
         # the things counted: each has an age, a gross. Not when what is counted is itself a column's figure.
         # A column of names of what is counted ("Sales Rep" for "how many reps") says the same.

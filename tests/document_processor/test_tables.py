@@ -90,6 +90,42 @@ def test_a_word_table_typed_as_one_row_of_tall_cells_becomes_a_row_per_line(tmp_
     assert any("| Total Liability | 3,105 | 2,206 |" in c.text for c in parsed.chunks)  # the passages too
 
 
+def test_a_sheet_without_a_header_keeps_its_first_row_as_data_and_names_columns_by_letter():
+    import datetime
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Dates"
+    for month in range(1, 5):
+        sheet.append([datetime.date(2013, month, 1), month * 3])
+    out = io.BytesIO()
+    book.save(out)
+    (table,) = parse_bytes(out.getvalue(), "charts.xlsx", isolate=False).tables
+    assert table.columns == ("column A", "column B")
+    assert [r[1] for r in table.rows] == ["3", "6", "9", "12"]  # January is data, not the header
+    assert table.cell_label(0, 1) == "Dates!B1"  # January's value, cited where it is
+
+
+def test_years_over_figures_still_head_their_columns():
+    data = _xlsx([["Region", 2022, 2023], ["North", 12400, 13950], ["South", 8730, 9120]])
+    (table,) = parse_bytes(data, "regions.xlsx", isolate=False).tables
+    assert table.columns == ("Region", "2022", "2023") and len(table.rows) == 2
+
+
+def test_a_row_that_only_numbers_the_columns_is_not_data(tmp_path):
+    document = docx.Document()
+    grid = document.add_table(rows=4, cols=4)
+    for row, cells in zip(grid.rows, [["No.", "Item", "Quantity", "Amount, EUR"], ["1", "2", "3", "4"],
+                                      ["1", "Control panel", "2", "10 793,08"], ["2", "Cable, m", "40", "2 180,00"]],
+                          strict=True):
+        for cell, text in zip(row.cells, cells, strict=True):
+            cell.text = text
+    path = tmp_path / "estimate.docx"
+    document.save(path)
+    (table,) = parse_bytes(path.read_bytes(), "estimate.docx", isolate=False).tables
+    assert table.rows == (("1", "Control panel", "2", "10 793,08"), ("2", "Cable, m", "40", "2 180,00"))
+
+
 def test_a_long_csv_is_queryable_whole_and_searched_by_its_first_rows(tmp_path):
     out = io.StringIO()
     writer = csv.writer(out)

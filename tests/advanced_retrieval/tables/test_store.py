@@ -36,6 +36,18 @@ def test_tables_are_typed_and_their_cells_can_be_cited(tmp_path):
     assert info.labels == ("North", "South", "East", "West", "Central")
 
 
+def test_a_column_written_with_decimal_commas_adds_up_as_written(tmp_path):
+    body = (("Control panel", "2", "10 793,08"), ("Cable", "40", "2 180,00"), ("Total", "", "12 973,08"))
+    table = DataTable("Estimate", "Estimate", ("Item", "Quantity", "Amount, EUR"), body, Location(paragraph=3),
+                      (Location(paragraph=3),) * 3)
+    store = TableStore(tmp_path / "tables.duckdb")
+    store.write("d1", "estimate.docx", [table])
+    (info,) = store.tables()
+    assert [c.numeric for c in info.columns] == [False, True, True]
+    result = store.query(f'SELECT sum("Amount, EUR") FROM "{info.physical}" WHERE "Item" <> \'Total\'')
+    assert result.ok and result.rows == ((12973.08,),)
+
+
 def test_a_documents_tables_are_replaced_deleted_and_pruned(tmp_path):
     store = TableStore(tmp_path / "tables.duckdb")
     store.write("d1", "a.xlsx", [_sales(), _sales(3)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advanced_retrieval.tables.values import number, scale, unit
+from advanced_retrieval.tables.values import decimal_comma, number, scale, unit
 
 
 @pytest.mark.parametrize("cell, value, shown_unit", [
@@ -15,6 +15,22 @@ from advanced_retrieval.tables.values import number, scale, unit
 def test_a_cell_is_read_as_the_number_it_shows(cell, value, shown_unit):
     assert number(cell) == value
     assert unit(cell) == shown_unit
+
+
+@pytest.mark.parametrize("cell, value", [
+    ("4068816,55", 4068816.55), ("3 449,18", 3449.18), ("39 921 700,00 руб.", 39921700.0), ("1.234,50 €", 1234.5),
+    ("(1 234,5)", -1234.5), ("12,5%", 12.5), ("7", 7.0), ("—", None), ("Итого", None),
+])
+def test_a_column_written_with_decimal_commas_is_read_in_its_own_convention(cell, value):
+    assert number(cell, decimal_comma=True) == value
+
+
+def test_the_convention_is_the_column_s_and_a_thousands_comma_stays_one():
+    assert decimal_comma(["4068816,55", "899621,85", ""]) and decimal_comma(["3 449,18", "620,85"])
+    assert decimal_comma(["1.234,50", "12"])
+    assert not decimal_comma(["1,234", "5,678"])  # thousands, as English writes them
+    assert not decimal_comma(["1,234.5", "2,50"])  # a decimal point elsewhere in the column settles it
+    assert number("39 921 700") == 39921700.0 and number("1,234") == 1234.0
 
 
 def test_the_scale_a_title_or_note_states():

@@ -510,3 +510,36 @@ def test_a_superlative_over_a_statement_ranks_the_section_the_question_names_or_
     query, _ = _plans(tmp_path, [("AMERICANEXPRESS_2022_10K.pdf", RISK)],
                       "What was American Express's largest expense category in 2022?")
     assert query is None
+
+
+FLEET = DataTable(
+    "¶ 8 table 1", "Annual report > Fleet", ("Vehicle type", "Count", "Average age (years)", "Fuel"),
+    (("Heavy truck", "214", "6.2", "Diesel"), ("Light van", "388", "3.1", "Electric"),
+     ("Refrigerated truck", "97", "7.8", "Diesel"), ("Cargo bike", "45", "1.4", "Electric")),
+    Location(paragraph=8))
+
+
+@pytest.mark.parametrize(("question", "op", "expected"), [
+    # a row the question names: the count it states, in the column of whole numbers
+    ("How many light vans are in the fleet?", "lookup", 388),
+    # a value the question names in a table of things (not a statement): the rows counted
+    ("How many vehicle types run on diesel?", "count", 2),
+    # a superlative said with another adjective; "on average" names the column it ranks
+    ("Which vehicle type has the oldest average age?", "top max", "Refrigerated truck"),
+    ("Which vehicle type is the youngest on average?", "top min", "Cargo bike"),
+    # a column of counts added up, not the rows counted
+    ("What is the total vehicle count across all types?", "sum", 744),
+])
+def test_the_shapes_of_a_question_about_a_word_table_of_things(tmp_path, question, op, expected):
+    query, result = _plans(tmp_path, [("fleet_report.docx", FLEET)], question)
+    assert query is not None and query.op == op
+    assert expected in result.rows[0]
+
+
+def test_how_many_of_a_row_label_that_repeats_counts_rows_not_one_row_s_figure(tmp_path):
+    films = DataTable("films", "films", ("Director", "Year", "Gross"),
+                      (("Spielberg", "1993", "1,000"), ("Cameron", "1997", "2,100"), ("Spielberg", "2002", "358")),
+                      Location(sheet="films", cells="A1:C4"),
+                      tuple(Location(sheet="films", cells=f"A{r}:C{r}") for r in (2, 3, 4)), ("A", "B", "C"))
+    query, result = _plans(tmp_path, [("films.csv", films)], "How many films did Spielberg direct?")
+    assert query.op == "count" and result.rows == ((2,),)
