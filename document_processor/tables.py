@@ -32,16 +32,42 @@ def data_tables(blocks: Sequence[Block]) -> tuple[DataTable, ...]:
     """The DataTables of a document's blocks, in reading order, each named uniquely within the document."""
     out: list[DataTable] = []
     counts: dict[str, int] = {}
-    for block in blocks:
+    for i, block in enumerate(blocks):
         if block.table is None or not block.table.rows:
             continue
-        table = _data_table(block, counts)
+        table = _data_table(block, counts, _caption(blocks, i))
         if table is not None:
             out.append(table)
     return tuple(out)
 
 
-def _data_table(block: Block, counts: dict[str, int]) -> DataTable | None:
+MAX_CAPTION_PARAGRAPHS = 2
+MAX_CAPTION_CHARS = 160
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)%])[.!?](?=\s+[A-Z])")
+
+
+def _caption(blocks: Sequence[Block], at: int) -> str:
+    """What a Word document says just above a table, under the same heading ("Siobhan" / "Siobhan is single and
+    employed as a shop assistant, earning €24,960 per annum. ..."): the paragraphs between it and the heading or
+    table before it, the nearest two, each to its first sentence. Word documents often introduce a table so, not
+    with a heading; the caption tells one of several tables of the same shape from another. Nothing for other
+    formats, whose tables have their headings and titles."""
+    if blocks[at].location.paragraph is None:
+        return ""
+    parts: list[str] = []
+    for block in reversed(blocks[:at]):
+        if block.table is not None or block.heading_path != blocks[at].heading_path \
+                or block.location.paragraph is None or len(parts) == MAX_CAPTION_PARAGRAPHS:
+            break
+        text = " ".join(block.text.split())
+        if block.heading_path and text[:60] == block.heading_path[-1][:60]:
+            break  # the heading itself
+        first = _SENTENCE_END.split(text, maxsplit=1)[0]
+        parts.insert(0, first if len(first) <= MAX_CAPTION_CHARS else first[:MAX_CAPTION_CHARS].rsplit(" ", 1)[0])
+    return ": ".join(p for p in parts if p)
+
+
+def _data_table(block: Block, counts: dict[str, int], caption: str = "") -> DataTable | None:
     header = markdown_cells(block.table.header.split("\n")[0])
     rows = [markdown_cells(r) for r in block.table.rows]
     width = max(len(header), *(len(r) for r in rows))
@@ -66,7 +92,7 @@ def _data_table(block: Block, counts: dict[str, int]) -> DataTable | None:
     counts[place] = counts.get(place, 0) + 1
     name = block.location.sheet if block.location.sheet is not None and counts[place] == 1 else \
         f"{place} table {counts[place]}"
-    title = " > ".join(block.heading_path)
+    title = " > ".join((*block.heading_path, caption) if caption else block.heading_path)
     note = " ".join(c for c in header[:1] if _UNITS.search(c))
     return DataTable(name=name, title=title, columns=_column_names(header), rows=tuple(tuple(r) for r in rows),
                      location=block.location, row_locations=tuple(locations),

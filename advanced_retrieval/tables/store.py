@@ -35,6 +35,8 @@ from document_processor import DataTable, Location
 
 _YEARISH = re.compile(r"(?:19|20)\d\d(?:\.0)?")
 NUMERIC_SHARE = 0.6  # a column is numeric when at least this share of its filled cells are numbers
+UNIT_SHARE = 0.8  # a column's unit other than a currency is one this share of its figures print
+_CURRENCIES = frozenset("$€£¥₽") | {"руб.", "руб", "р."}
 LOCK_WAIT_S = 10.0
 QUERY_SECONDS = 5.0
 MAX_ROWS = 200
@@ -359,10 +361,17 @@ def _typed(table: DataTable) -> tuple[list[Column], dict]:
         numeric = bool(filled) and (counted >= NUMERIC_SHARE * len(filled) if i > 0 else
                                     counted == len(filled) and not all(_YEARISH.fullmatch(c.strip()) for c in filled))
         sql = _unique(name, taken)
-        units = {unit(c) for c in filled} - {""}
+        # the unit of the column's figures: a currency sign printed on some rows (a statement prints "$" on its
+        # first and total rows), or a unit nearly all of them print ("%" in a column of shares), not that of
+        # one row ("Deductions as a % of Gross Income" under "2006 €")
+        shown = [unit(c) for c, v in zip(cells, values, strict=True) if v is not None]
+        printed = set(shown) - {""}
+        common = printed.pop() if len(printed) == 1 else ""
+        if common and common not in _CURRENCIES and shown.count(common) < UNIT_SHARE * len(shown):
+            common = ""
         ref = table.column_refs[i] if i < len(table.column_refs) else ""
         whole = numeric and all(v is None or float(v).is_integer() for v in values)
-        columns.append(Column(name, sql, numeric, units.pop() if len(units) == 1 else "", ref, whole))
+        columns.append(Column(name, sql, numeric, common, ref, whole))
         arrays[sql] = values if numeric else (iso_dates(cells) or cells)
     return columns, arrays
 

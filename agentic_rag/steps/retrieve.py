@@ -142,11 +142,15 @@ def _with_exploration(out: StepOut, explored: Exploration, mode: str) -> StepOut
                    out.warnings + tuple(explored.warnings), mode)
 
 
+TABULAR_HITS = 3  # how many of the first passages found may be a table's for the tables to be asked
+
+
 def _tabular(rnd: Round) -> bool:
-    """Whether the best passage found is a table's (a sheet's cells, a table's rows): a question answered
-    there may be a lookup the tables answer exactly ("the value for well D7 at cycle 20")."""
-    best = [found[0] for _, found in rnd.updates["sub_hits"] if found][:1]
-    return bool(best) and (best[0].chunk.location.sheet is not None or best[0].chunk.text.lstrip().startswith("|"))
+    """Whether one of the best passages found is a table's (a sheet's cells, a table's rows): a question
+    answered there may be a lookup the tables answer exactly ("the value for well D7 at cycle 20"), and the
+    paragraph that introduces a table often ranks above the table itself."""
+    best = next((found[:TABULAR_HITS] for _, found in rnd.updates["sub_hits"] if found), [])
+    return any(h.chunk.location.sheet is not None or h.chunk.text.lstrip().startswith("|") for h in best)
 
 
 def _with_computation(state: AgentState, run: Run, rnd: Round) -> StepOut:

@@ -20,7 +20,7 @@ from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.language.concepts import forms_of, query_concepts
 from agentic_rag.seams import TableSource
-from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, periods_of, plans
+from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, is_month, periods_of, plans
 from agentic_rag.tables.words import name_forms
 from document_processor import Chunk, Location
 
@@ -104,9 +104,8 @@ def headed(tables: Sequence[TableInfo], question: str, known: set[str]) -> list[
 
 def _names(question: str) -> list[str]:
     """The names a question gives (capitalised words and runs, not numbers or months): cell values to look for."""
-    months = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
     return [c.text for c in query_concepts(question) if (c.specific or c.text[:1].isupper())
-            and not any(ch.isdigit() for ch in c.text) and c.text[:3].lower() not in months and len(c.text) > 1][:MAX_NAMES]
+            and not any(ch.isdigit() for ch in c.text) and not is_month(c.text.split()[0]) and len(c.text) > 1][:MAX_NAMES]
 
 
 def _holding(tables: TableSource, names: Sequence[str], known: set[str]) -> list[TableInfo]:

@@ -216,7 +216,7 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         for query in (_cell_query(ask, table, layout), _aggregate_query(ask, table, own, layout),
                       _series_query(ask, table, own),
                       _groups_query(ask, table, own), _columns_query(ask, table, own), _across_query(ask, table, own),
-                      _filtered_lookup(ask, table, own)):
+                      _filtered_lookup(ask, table, own), _text_lookup(ask, table, layout)):
             if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
                 best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
         if best is not None and (best.op != "lookup" or _reads_what_is_asked(asked, best)):
@@ -238,7 +238,7 @@ def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[s
     """Every name the question gives (not a year or a number) is in the table's document: its file name, title,
     headers, labels or the values of its text columns."""
     names = [c for c in ask.concepts if c.specific and not any(ch.isdigit() for ch in c.text)
-             and c.text[:3].lower() not in _MONTHS]
+             and not is_month(c.text.split()[0])]
     if not names:
         return True
     cells = " ".join(v for column in values.values() for v in column)
@@ -342,13 +342,42 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
     return _lookup(ask, table, row, column, match)
 
 
+def _text_lookup(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> TableQuery | None:
+    """A named row's cell that holds words, not a figure: the value of a two-column table of keys and values
+    ("Status Code | 200", "Contract sum | 39 921 700,00 руб."), or the cell of a word column the question names
+    ("the Fuel of the heavy truck"). The row is named (most of its label) and its label is the table's only."""
+    if ask.op != "lookup" or not table.labels or len(table.columns) < 2 or table.columns[0].numeric \
+            or len(table.labels) < table.n_rows:
+        return None
+    rows = _matching_rows(ask, table, layout)
+    if not rows or rows[0][1] < NAMED_ROW:
+        return None
+    row, match = rows[0]
+    if table.labels.count(table.labels[row - 1]) > 1:
+        return None
+    words = [i for i, c in enumerate(table.columns) if i and not c.numeric]
+    named = [i for i in words if _column_match(ask, table, i)]
+    column = named[0] if len(named) == 1 else words[0] if len(table.columns) == 2 and words else None
+    if column is None:
+        return None
+    return replace(_lookup(ask, table, row, column, match), score=0.5 + match + COLUMN_WEIGHT * len(named))
+
+
+# a question about a position at a day ("inventory at the end of fiscal 2022", "cash as of December 31"), and a
+# header that is a span of time ("52 Weeks Ended January 28, 2023", "Year Ended"): a flow, not a position
+_AT_A_DAY = re.compile(r"\b(?:at the end of|as of|as at|at year[- ]end|at (?:fiscal )?year end|balance)\b", re.I)
+_DURATION = re.compile(r"\b(?:ended|ending|weeks|months|year ended|quarter ended|period)\b", re.I)
+SPAN_MISMATCH = 0.5  # what a span column loses for a question about a position at a day
+
+
 def _lookup(ask: TableAsk, table: TableInfo, row: int, column: int, match: float) -> TableQuery:
     """One cell: the row's label and its value in the column."""
     label = table.labels[row - 1]
     sql = (f'SELECT "_row", {_q(table.columns[0].sql)} AS label, {_q(table.columns[column].sql)} AS value '
            f'FROM {_q(table.physical)} WHERE "_row" = {row}')
+    span = SPAN_MISMATCH if _AT_A_DAY.search(ask.text) and _DURATION.search(table.columns[column].name) else 0.0
     return TableQuery(table, sql, "lookup", f"{label}, {table.columns[column].name}", (column,), (row,),
-                      score=1.0 + match + COLUMN_WEIGHT * _column_match(ask, table, column))
+                      score=1.0 + match + COLUMN_WEIGHT * _column_match(ask, table, column) - span)
 
 
 def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], period: list[int],
@@ -501,6 +530,9 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
     asked = periods_of(ask.text)
     if not asked:
         return []
+    dated = _dated_columns(ask, table)
+    if dated:  # "fiscal 2022 (January 28, 2023)": the column of the day it names, whatever year it says first
+        return dated
     out = []
     for period in asked:
         columns = [i for i, c in enumerate(table.columns) if i and c.numeric and period in periods_of(c.name, header=True)]
@@ -515,6 +547,27 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
             return None
         out.append(columns[0])
     return list(dict.fromkeys(out))  # "December 31, 2022" names its year and its month: one column
+
+
+_FULL_DATE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d\d)\b",
+                        re.IGNORECASE)
+
+
+def _full_dates(text: str) -> list[tuple[str, int, str]]:
+    return [(m.group(1).lower(), int(m.group(2)), m.group(3)) for m in _FULL_DATE.finditer(text)]
+
+
+def _dated_columns(ask: TableAsk, table: TableInfo) -> list[int]:
+    """The numeric columns whose headers print the very days the question names ("January 28, 2023"), in its
+    order; [] unless each day it names is one column's."""
+    out = []
+    for day in _full_dates(ask.text):
+        columns = [i for i, c in enumerate(table.columns) if i and c.numeric and day in _full_dates(c.name)
+                   and not _compares_years(c.name)]
+        if len(columns) != 1:
+            return []
+        out.append(columns[0])
+    return list(dict.fromkeys(out))
 
 
 _VERSUS = re.compile(r"\b(?:vs\.?|versus|compared|change|over)\b|%", re.IGNORECASE)
@@ -618,7 +671,7 @@ def _two_periods(ask: TableAsk, table: TableInfo) -> list[int]:
     return latest if not ask.years and distinct else []
 
 
-_ROWS = forms_of("rows records entries lines observations cases times")
+_ROWS = forms_of("rows records entries lines observations cases times values numbers cells readings")
 _PERIODS = forms_of("days weeks months years hours")
 _DATED = forms_of("date day time month year week hour timestamp datetime")
 
@@ -682,10 +735,11 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
                 and _header_met(ask, table.columns[summed.columns[0]].name)[0]:
             return summed
     if ask.op == "count":
-        counted = next((c for c in ask.concepts if c.focus and not c.specific), None)
+        counted = next((c for c in ask.concepts if c.focus and not c.specific), None) or \
+            next((c for c in ask.concepts if not c.specific), None)  # "how many of the values ...": the first noun
         names = forms_of(f"{table.name} {table.title} {_stem_words(table.file_name)}")
         # a data file's rows, or a document's table of things (not a statement by period), selected by name
-        data_rows = bool(filters) and (table.location.sheet is not None or not _has_periods(table))
+        data_rows = bool(filters or compared) and (table.location.sheet is not None or not _has_periods(table))
         # A bound on a column ("victims older than 40", "films that made over $300 million") says the rows are
         # the things counted: each has an age, a gross. Not when what is counted is itself a column's figure.
         # A column of names of what is counted ("Sales Rep" for "how many reps") says the same.
@@ -1118,6 +1172,16 @@ def _literal(value: str) -> str:
 
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
                                        "dec"), start=1)}
+_MONTH_NAME = re.compile(r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+                         r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?", re.IGNORECASE)
+
+
+def is_month(word: str) -> bool:
+    """Whether a word is a month's name or its abbreviation ("March", "Sept."), not a name that begins like one
+    ("Mary", "Junior", "Augustus")."""
+    return bool(_MONTH_NAME.fullmatch(word.strip()))
+
+
 _MONTH = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _POINT = re.compile(
@@ -1181,7 +1245,10 @@ _AFTER = re.compile(r"(?P<word>[A-Za-z][A-Za-z_]{2,})\s*(?:=|of|no\.?|number|#)?
 _COMPARE = re.compile(r"\b(?P<op>below|under|less than|lower than|fewer than|smaller than|younger than|above|over|"
                       r"more than|greater than|higher than|older than|exceeding|exceeded|beat|beats|topped|at least|"
                       r"at most|no more than|no less than)\s+\$?"
-                      + _NUMBER_WORD + r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn)\b)?", re.IGNORECASE)
+                      r"(?P<n>-?\d[\d,]*(?:\.\d+)?|zero\b)(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn)\b)?",
+                      re.IGNORECASE)
+# "how many of the numbers are negative": a sign is a bound at zero
+_SIGN = re.compile(r"\b(?:are|is|were|was|be|being|with|of)\s+(?:a\s+)?(?P<sign>negative|positive)\b", re.IGNORECASE)
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
 _SQL_COMPARE = {"below": "<", "under": "<", "less than": "<", "lower than": "<", "fewer than": "<",
                 "smaller than": "<", "above": ">", "over": ">", "more than": ">", "greater than": ">",
@@ -1213,9 +1280,9 @@ def _number_filters(ask: TableAsk, table: TableInfo, used: set[int]) -> list[tup
 def _comparisons(ask: TableAsk, table: TableInfo | None = None) -> list[tuple[str, str]]:
     """(SQL operator, number) for "below 3000", "more than 20"; a number with a scale word ("over $300 million")
     in the table's own units (its figures may be printed in millions)."""
-    out = []
+    out = [("<" if m.group("sign").lower() == "negative" else ">", "0") for m in _SIGN.finditer(ask.text)]
     for m in _COMPARE.finditer(ask.text):
-        n = m.group("n").replace(",", "")
+        n = "0" if m.group("n").lower() == "zero" else m.group("n").replace(",", "")
         if m.group("scale"):
             value = float(n) * _SCALE_WORDS[m.group("scale").lower()] / (table.scale if table else 1.0)
             n = format(value, "f").rstrip("0").rstrip(".")

@@ -146,3 +146,36 @@ def test_a_sheet_whose_headers_the_question_names_is_a_candidate_though_retrieva
     store.write("o", "staff.xlsx", [other])
     found, prior = candidate_tables(store, [], "how much higher were total company sales in December than in January?")
     assert [t.name for t in found] == ["Sales by Region"] and prior[found[0].table_id] > 0
+
+
+def test_word_tables_of_one_shape_are_told_apart_by_the_paragraphs_that_introduce_them(tmp_path, fake_embedder):
+    """Illustrative cases, one table each (Mary, Eddie, Siobhan), introduced by a name and a sentence rather
+    than a heading; a row printing a percentage among euro figures does not make the column a percentage."""
+    import docx
+
+    people = {"Mary": (15000, 15800, 1140, 832), "Eddie": (120000, 120000, 41730, 40300),
+              "Siobhan": (24960, 24960, 1872, 1472)}
+    document = docx.Document()
+    document.add_heading("Illustrative cases", 1)
+    document.add_paragraph("These cases deal with the basic personal tax credit and the standard rate band.")
+    for name, (gross6, gross7, due6, due7) in people.items():
+        document.add_paragraph(name)
+        document.add_paragraph(f"{name} is single. The Budget changes the tax due as below. More follows.")
+        grid = document.add_table(rows=4, cols=3)
+        rows = [("", "2006 €", "2007 €"), ("Gross Income", f"{gross6:,}", f"{gross7:,}"),
+                ("Total Income Tax Due", f"{due6:,}", f"{due7:,}"),
+                ("Deductions as a % of Gross Income", f"{due6 / gross6:.1%}", f"{due7 / gross7:.1%}")]
+        for row, cells in zip(grid.rows, rows, strict=True):
+            for cell, text in zip(row.cells, cells, strict=True):
+                cell.text = text
+    path = tmp_path / "cases.docx"
+    document.save(path)
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([path])] == ["indexed"]
+    assert [t.title for t in kb.tables.tables()][0] == "Illustrative cases > Mary: Mary is single"
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    for name, (_, _, due6, due7) in people.items():
+        result = agent.ask(f"By how much did {name}'s total income tax due change from 2006 to 2007?")
+        computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+        assert tuple(computed["rows"][0][1:4]) == (due6, due7, due7 - due6), name
+        assert "%" not in result.answer.split("(")[0], result.answer  # euros, not percentages

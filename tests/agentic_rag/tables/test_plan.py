@@ -543,3 +543,57 @@ def test_how_many_of_a_row_label_that_repeats_counts_rows_not_one_row_s_figure(t
                       tuple(Location(sheet="films", cells=f"A{r}:C{r}") for r in (2, 3, 4)), ("A", "B", "C"))
     query, result = _plans(tmp_path, [("films.csv", films)], "How many films did Spielberg direct?")
     assert query.op == "count" and result.rows == ((2,),)
+
+
+def test_a_named_row_s_cell_of_words_is_read_from_a_key_value_table_or_a_named_column(tmp_path):
+    entry = DataTable("slide 17 table 1", "Combined Log Format", ("Field", "Example"),
+                      (("Request", '"GET /index.html HTTP/1.1"'), ("Status Code", "200"), ("Referer", "-")),
+                      Location(slide=17))
+    query, result = _plans(tmp_path, [("logs.pptx", entry)], "What HTTP status code did the request return?")
+    assert query.op == "lookup" and result.rows == ((2, "Status Code", "200"),)
+    query, result = _plans(tmp_path / "fleet", [("fleet_report.docx", FLEET)], "Which fuel does the heavy truck use?")
+    assert query.op == "lookup" and result.rows == ((1, "Heavy truck", "Diesel"),)
+
+
+@pytest.mark.parametrize("question", ["How many of the numbers on the Readings sheet are below zero?",
+                                      "How many of the values on the Readings sheet are negative?"])
+def test_a_bound_at_zero_counts_the_rows_of_a_sheet_without_a_header(tmp_path, question):
+    cells = ("-5", "3", "-1", "0", "-2", "7")
+    readings = DataTable("Readings", "Readings", ("column A",), tuple((c,) for c in cells),
+                         Location(sheet="Readings", cells="A1:A6"),
+                         tuple(Location(sheet="Readings", cells=f"A{r}:A{r}") for r in range(1, 7)), ("A",))
+    query, result = _plans(tmp_path, [("readings.xlsx", readings)], question)
+    assert query.op == "count" and result.rows == ((3,),)
+
+
+def test_a_name_that_begins_like_a_month_is_a_name():
+    from agentic_rag.tables.plan import is_month
+
+    assert all(is_month(w) for w in ("March", "mar", "Sept.", "December", "may"))
+    assert not any(is_month(w) for w in ("Mary", "Junior", "Augustus", "Decker", "Octavia"))
+
+
+def test_a_day_the_question_names_picks_its_column_and_a_position_is_read_where_positions_are(tmp_path):
+    """"fiscal 2022 (January 28, 2023)": the column of that day, not the one of the first year said; inventory
+    "at the end of" the year is the balance sheet's, not the cash flow statement's change in it."""
+    balance = DataTable("p. 7 table 1", "Condensed Consolidated Balance Sheets",
+                        ("(In thousands)", "January 28, 2023 (Unaudited)", "January 29, 2022"),
+                        (("Cash and cash equivalents", "737,877", "431,560"),
+                         ("Merchandise inventories, net", "1,603,451", "1,499,218")), Location(page=7))
+    flows = DataTable("p. 8 table 1", "Condensed Consolidated Statements of Cash Flows",
+                      ("(In thousands)", "52 Weeks Ended January 28, 2023 (Unaudited)", "52 Weeks Ended January 29, 2022"),
+                      (("Net income", "1,242,408", "985,837"), ("Merchandise inventories", "(104,233)", "(331,003)")),
+                      Location(page=8))
+    query, result = _plans(tmp_path, [("ULTABEAUTY_2023Q4_EARNINGS.pdf", DataTable(
+        "p. 7 table 1", balance.title, balance.columns, balance.rows, balance.location, note="(In thousands)"))],
+        "What was Ulta Beauty's merchandise inventory at the end of fiscal 2022 (January 28, 2023)?")
+    assert result.rows == ((2, "Merchandise inventories, net", 1603451.0),)
+    from agentic_rag.tables.compute import _distinct as distinct
+    from agentic_rag.tables.plan import plans
+
+    store = TableStore(tmp_path / "both.duckdb")
+    store.write("ulta", "ULTABEAUTY_2023Q4_EARNINGS.pdf", [balance, flows])
+    tables = store.tables()
+    found = plans("What was Ulta Beauty's merchandise inventory at the end of fiscal 2022 (January 28, 2023)?",
+                  tables, {t.table_id: distinct(store, t) for t in tables})
+    assert found[0].table.name == "p. 7 table 1" and "January 28, 2023" in found[0].what
