@@ -139,16 +139,32 @@ def _table(tbl):
     return markdown_table(rows[0], rows[1:])
 
 
+MIN_ALIGNED_LINES = 3
+
+
 def _row_lines(cells: list[list[str]]) -> list[list[str]]:
-    """One table row, or one row per line when every cell with several lines has the same number of them."""
+    """One table row, or one row per line when every cell with several lines has the same number of them.
+    Cells of different lengths are split as far as they agree line by line: the lines of the shortest, where
+    every tall cell has text on the same lines, when a blank line follows in each longer one (the block of
+    figures ends there); what follows is one more row, as written. A label broken over two lines inside that
+    block would shift the figures, and fails the test."""
     cells = [c[:max((i + 1 for i, line in enumerate(c) if line), default=1)] for c in cells]  # trailing blanks
     counts = {len(c) for c in cells if len(c) > 1}
     tall = sum(1 for c in cells if len(c) > 1)
-    if len(counts) != 1 or tall < 2:
-        return [[" ".join(" ".join(c).split()) for c in cells]]
-    n = counts.pop()
-    return [[(c[i] if len(c) == n else (" ".join(" ".join(c).split()) if i == 0 else "")) for c in cells]
-            for i in range(n)]
+    joined = [[" ".join(" ".join(c).split()) for c in cells]]
+    if tall < 2 or not counts:
+        return joined
+    n = min(counts)
+    if len(counts) > 1:
+        columns = [c for c in cells if len(c) > 1]
+        agree = n >= MIN_ALIGNED_LINES and all(len({bool(c[i]) for c in columns}) == 1 for i in range(1, n)) \
+            and all(not c[n] for c in columns if len(c) > n)
+        if not agree:
+            return joined
+    rows = [[(c[i] if len(c) >= n and len(c) > 1 else (" ".join(" ".join(c).split()) if i == 0 else ""))
+             for c in cells] for i in range(n)]
+    rest = [" ".join(" ".join(c[n:]).split()) if len(c) > 1 else "" for c in cells]
+    return rows + ([rest] if any(rest) else [])
 
 
 def _is_cell_paragraph(p, tc) -> bool:

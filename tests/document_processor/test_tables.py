@@ -126,6 +126,39 @@ def test_a_row_that_only_numbers_the_columns_is_not_data(tmp_path):
     assert table.rows == (("1", "Control panel", "2", "10 793,08"), ("2", "Cable, m", "40", "2 180,00"))
 
 
+def _tall_table(tmp_path, labels, first, second):
+    document = docx.Document()
+    grid = document.add_table(rows=2, cols=3)
+    for cell, text in zip(grid.rows[0].cells, ["", "2006", "2007"], strict=True):
+        cell.text = text
+    for cell, lines in zip(grid.rows[1].cells, (labels, first, second), strict=True):
+        cell.text = lines[0]
+        for line in lines[1:]:
+            cell.add_paragraph(line)
+    path = tmp_path / "tall.docx"
+    document.save(path)
+    (table,) = parse_bytes(path.read_bytes(), "tall.docx", isolate=False).tables
+    return table
+
+
+def test_tall_cells_of_different_lengths_split_as_far_as_their_lines_agree(tmp_path):
+    """The figures block (same lines filled in every cell, a blank line after it) becomes rows; the notes under
+    it, which the cells space differently, stay one row as written."""
+    table = _tall_table(tmp_path, ["Gross Income", "Total Liability", "Net Cash Income", "", "Gain from Child",
+                                   "Benefit (9 months)", "", "Total Gain"],
+                        ["43,000", "5,836", "37,164"], ["43,000", "4,866", "38,134", "", "", "180", "", "", "1,650"])
+    assert table.rows[:3] == (("Gross Income", "43,000", "43,000"), ("Total Liability", "5,836", "4,866"),
+                              ("Net Cash Income", "37,164", "38,134"))
+    assert table.rows[3] == ("Gain from Child Benefit (9 months) Total Gain", "", "180 1,650")
+
+
+def test_tall_cells_that_disagree_inside_the_figures_stay_one_row(tmp_path):
+    """A label broken over two lines shifts the figures after it: no pairing is made up."""
+    table = _tall_table(tmp_path, ["Gross Income", "Income Tax", "liability", "Net Cash Income"],
+                        ["43,000", "9,040", "37,164"], ["43,000", "8,600", "38,134"])
+    assert len(table.rows) == 1
+
+
 def test_a_long_csv_is_queryable_whole_and_searched_by_its_first_rows(tmp_path):
     out = io.StringIO()
     writer = csv.writer(out)
