@@ -360,24 +360,29 @@ def _text_lookup(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> 
     column = named[0] if len(named) == 1 else words[0] if len(table.columns) == 2 and words else None
     if column is None:
         return None
-    return replace(_lookup(ask, table, row, column, match), score=0.5 + match + COLUMN_WEIGHT * len(named))
+    found = _lookup(ask, table, row, column, match)
+    return replace(found, score=0.5 + match + COLUMN_WEIGHT * len(named)) if found is not None else None
 
 
 # a question about a position at a day ("inventory at the end of fiscal 2022", "cash as of December 31"), and a
 # header that is a span of time ("52 Weeks Ended January 28, 2023", "Year Ended"): a flow, not a position
 _AT_A_DAY = re.compile(r"\b(?:at the end of|as of|as at|at year[- ]end|at (?:fiscal )?year end|balance)\b", re.I)
 _DURATION = re.compile(r"\b(?:ended|ending|weeks|months|year ended|quarter ended|period)\b", re.I)
-SPAN_MISMATCH = 0.5  # what a span column loses for a question about a position at a day
+_POSITION_ROW = re.compile(r"\b(?:end|beginning|balance|as of|outstanding)\b", re.I)
 
 
-def _lookup(ask: TableAsk, table: TableInfo, row: int, column: int, match: float) -> TableQuery:
-    """One cell: the row's label and its value in the column."""
+def _lookup(ask: TableAsk, table: TableInfo, row: int, column: int, match: float) -> TableQuery | None:
+    """One cell: the row's label and its value in the column. None for a position asked at a day ("inventory
+    at the end of fiscal 2022") in a column of a span ("52 Weeks Ended ...") whose row is not itself a position
+    ("Cash at end of year"): a cash flow statement's "Merchandise inventories" is the year's change."""
     label = table.labels[row - 1]
+    if _AT_A_DAY.search(ask.text) and _DURATION.search(table.columns[column].name) \
+            and not _POSITION_ROW.search(label):
+        return None
     sql = (f'SELECT "_row", {_q(table.columns[0].sql)} AS label, {_q(table.columns[column].sql)} AS value '
            f'FROM {_q(table.physical)} WHERE "_row" = {row}')
-    span = SPAN_MISMATCH if _AT_A_DAY.search(ask.text) and _DURATION.search(table.columns[column].name) else 0.0
     return TableQuery(table, sql, "lookup", f"{label}, {table.columns[column].name}", (column,), (row,),
-                      score=1.0 + match + COLUMN_WEIGHT * _column_match(ask, table, column) - span)
+                      score=1.0 + match + COLUMN_WEIGHT * _column_match(ask, table, column))
 
 
 def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], period: list[int],

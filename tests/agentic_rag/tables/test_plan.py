@@ -597,3 +597,16 @@ def test_a_day_the_question_names_picks_its_column_and_a_position_is_read_where_
     found = plans("What was Ulta Beauty's merchandise inventory at the end of fiscal 2022 (January 28, 2023)?",
                   tables, {t.table_id: distinct(store, t) for t in tables})
     assert found[0].table.name == "p. 7 table 1" and "January 28, 2023" in found[0].what
+
+
+def test_a_flow_column_answers_a_position_only_where_its_row_is_one(tmp_path):
+    flows = DataTable("p. 8 table 1", "Condensed Consolidated Statements of Cash Flows",
+                      ("(In thousands)", "52 Weeks Ended January 28, 2023", "52 Weeks Ended January 29, 2022"),
+                      (("Merchandise inventories", "(104,233)", "(331,003)"),
+                       ("Cash and cash equivalents at end of year", "737,877", "431,560")), Location(page=8))
+    query, _ = _plans(tmp_path, [("ULTA.pdf", flows)],
+                      "What was the merchandise inventory at the end of the year ended January 28, 2023?")
+    assert query is None  # the year's change in inventories is no inventory
+    query, result = _plans(tmp_path / "cash", [("ULTA.pdf", flows)],
+                           "What were cash and cash equivalents at the end of the year ended January 28, 2023?")
+    assert result.rows == ((2, "Cash and cash equivalents at end of year", 737877.0),)
