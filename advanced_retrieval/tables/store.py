@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from advanced_retrieval.tables.values import decimal_comma, iso_dates, number, scale, unit
+from advanced_retrieval.tables.values import decimal_comma, iso_dates, number, scale, space_grouped, unit
 from document_processor import DataTable, Location
 
 _YEARISH = re.compile(r"(?:19|20)\d\d(?:\.0)?")
@@ -352,8 +352,10 @@ def _typed(table: DataTable) -> tuple[list[Column], dict]:
     taken = {"_row"}
     for i, name in enumerate(table.columns):
         cells = [row[i] if i < len(row) else "" for row in table.rows]
-        comma = decimal_comma(cells)  # "4068816,55", "3 449,18": the column's convention, not each cell's
-        values = [number(c, comma) for c in cells]
+        # "4068816,55", "3 449,18", "39 921 700": the column's convention, not each cell's
+        comma = decimal_comma(cells)
+        spaced = not comma and space_grouped(cells)
+        values = [number(c, comma, spaced) for c in cells]
         filled = [c for c in cells if c.strip()]
         counted = sum(v is not None for v in values)
         # The first column labels a statement's rows; it is a column of figures only when every cell is a number

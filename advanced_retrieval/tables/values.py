@@ -12,7 +12,7 @@ import re
 
 _NUMBER = re.compile(
     r"^(?P<open>\()?\s*(?P<sign>[-–—−+])?\s*(?P<cur>US\$|[$€£¥])?\s*(?P<open2>\()?\s*"
-    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?: \d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s*"
+    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s*"
     r"(?P<close>\))?\s*(?P<unit>%|x|pts|bps|[kKmMbB]n?)?\s*(?P<close2>\))?\s*(?P<cur2>[$€£¥₽]|руб\.?|р\.)?[*†‡]?$")
 # the digits of a figure written with a decimal comma: "4068816,55", "3 449,18", "1.234,50", "12,5"
 _COMMA_DIGITS = re.compile(r"\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?")
@@ -28,14 +28,22 @@ _SCALE_WORDS = re.compile(r"\b(?:in\s+|\(\s*)?(?:[$€£]|usd|eur|gbp|dollars?|e
 _SUFFIX = {"k": 1e3, "m": 1e6, "mn": 1e6, "b": 1e9, "bn": 1e9}
 
 
-def number(text: str, decimal_comma: bool = False) -> float | None:
+_SPACED = re.compile(r"\d{1,3}(?: \d{3})+(?:\.\d+)?")
+_SPACED_CELL = re.compile(r"^\D{0,3}\d{1,3}(?: \d{3})+(?:\.\d+)?\D{0,6}$")
+SPACED_SHARE = 0.5  # of a column's cells of four digits or more, those written "39 921 700" for it to be read so
+
+
+def number(text: str, decimal_comma: bool = False, spaced: bool = False) -> float | None:
     """The value a cell shows, or None when it shows no single number ("1,234" -> 1234.0, "(56)" -> -56.0,
     "12%" -> 12.0, "$4.5bn" -> 4.5, "—" -> None, "1997" -> 1997.0, "12 months" -> None, "39 921 700" ->
-    39921700.0). With `decimal_comma` (the convention of the cell's column, see `decimal_comma`), "3 449,18" ->
-    3449.18 and "1.234,50 €" -> 1234.5."""
+    39921700.0 with `spaced`). With `decimal_comma` (the convention of the cell's column, see `decimal_comma`),
+    "3 449,18" -> 3449.18 and "1.234,50 €" -> 1234.5; with `spaced` (see `space_grouped`), "39 921 700" ->
+    39921700.0. Without either, "8 123" is no number: two figures a PDF's columns ran together."""
     cell = " ".join(str(text).split())
     if cell in _EMPTY:
         return None
+    if spaced and not decimal_comma:
+        cell = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), cell, count=1)
     if decimal_comma:
         digits = _COMMA_DIGITS.search(cell)
         if digits is None:
@@ -48,8 +56,17 @@ def number(text: str, decimal_comma: bool = False) -> float | None:
         return None
     negative = bool(m.group("sign") and m.group("sign") != "+") or bool(
         (m.group("open") or m.group("open2")) and (m.group("close") or m.group("close2")))
-    value = float(m.group("digits").replace(",", "").replace(" ", ""))
+    value = float(m.group("digits").replace(",", ""))
     return -value if negative else value
+
+
+def space_grouped(cells: list[str]) -> bool:
+    """Whether a column writes its thousands with spaces ("39 921 700", "1 250.5"): at least half of its cells
+    of four digits or more are written so."""
+    filled = [" ".join(str(c).split()) for c in cells if c and str(c).strip()]
+    large = [c for c in filled if len(re.sub(r"\D", "", c.split(".")[0])) >= 4]
+    spaced = [c for c in large if _SPACED_CELL.match(c)]
+    return bool(spaced) and len(spaced) >= SPACED_SHARE * len(large)
 
 
 def decimal_comma(cells: list[str]) -> bool:

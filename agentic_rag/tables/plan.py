@@ -305,6 +305,13 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
         # each named once (a row label repeated is a value to count rows by, "how many films by Spielberg")
         if match < NAMED_ROW or table.labels.count(table.labels[row - 1]) > 1 or len(table.labels) < table.n_rows:
             return None
+        # what is counted is the row ("light vans"), or the column or table says it ("Employees" for "how many
+        # employees in Mexico"); a row named by a place alone holds counts of something else
+        counted = next((c for c in ask.concepts if c.focus and not c.specific), None)
+        said = forms_of(f"{table.labels[row - 1]} {table.title} {table.note} {table.name} "
+                        f"{' '.join(identifier_text(c.name) for c in table.columns[1:])}")
+        if counted is None or not (counted.met(said) or meets(counted.forms, said)):
+            return None
         ask = replace(ask, op="lookup")
         column = _named_column(ask, table)
         whole = [i for i, c in enumerate(table.columns) if i and c.whole]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advanced_retrieval.tables.values import decimal_comma, number, scale, unit
+from advanced_retrieval.tables.values import decimal_comma, number, scale, space_grouped, unit
 
 
 @pytest.mark.parametrize("cell, value, shown_unit", [
@@ -30,7 +30,13 @@ def test_the_convention_is_the_column_s_and_a_thousands_comma_stays_one():
     assert decimal_comma(["1.234,50", "12"])
     assert not decimal_comma(["1,234", "5,678"])  # thousands, as English writes them
     assert not decimal_comma(["1,234.5", "2,50"])  # a decimal point elsewhere in the column settles it
-    assert number("39 921 700") == 39921700.0 and number("1,234") == 1234.0
+    assert number("1,234") == 1234.0
+
+
+def test_thousands_written_with_spaces_are_read_where_the_column_writes_them_so():
+    assert space_grouped(["39 921 700", "1 250.5", "12"]) and number("39 921 700", spaced=True) == 39921700.0
+    # a PDF's two columns run together in one cell: no number, and no convention from one such cell
+    assert number("8 123") is None and not space_grouped(["8 123", "1,234", "5,678"])
 
 
 def test_the_scale_a_title_or_note_states():

@@ -610,3 +610,12 @@ def test_a_flow_column_answers_a_position_only_where_its_row_is_one(tmp_path):
     query, result = _plans(tmp_path / "cash", [("ULTA.pdf", flows)],
                            "What were cash and cash equivalents at the end of the year ended January 28, 2023?")
     assert result.rows == ((2, "Cash and cash equivalents at end of year", 737877.0),)
+
+
+def test_how_many_of_a_named_row_needs_the_row_column_or_table_to_say_what_is_counted(tmp_path):
+    stores = DataTable("p. 20 table 1", "Store count by country", ("Country", "Stores"),
+                       (("Mexico", "12"), ("Canada", "40"), ("Chile", "7")), Location(page=20))
+    query, result = _plans(tmp_path, [("RETAILER_10K.pdf", stores)], "How many stores did it have in Mexico?")
+    assert query.op == "lookup" and result.rows == ((1, "Mexico", 12.0),)
+    query, _ = _plans(tmp_path / "x", [("RETAILER_10K.pdf", stores)], "How many employees worked in Mexico?")
+    assert query is None  # the table counts stores
