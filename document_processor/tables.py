@@ -83,7 +83,7 @@ def _data_table(block: Block, counts: dict[str, int], caption: str = "") -> Data
     if extra:
         header = _joined_header([header, *rows[:extra]])
         rows, locations = rows[extra:], locations[extra:]
-    if rows and _numbers_the_columns(rows[0]):
+    if rows and _numbers_the_columns(rows[0], rows[1:]):
         rows, locations = rows[1:], locations[1:]
     if not rows:
         return None
@@ -157,12 +157,19 @@ def _row_above(location: Location) -> Location:
     return replace(location, cells=cells)
 
 
-def _numbers_the_columns(row: list[str]) -> bool:
+def _numbers_the_columns(row: list[str], below: list[list[str]]) -> bool:
     """Whether a row under the header only numbers the columns ("1 | 2 | 3 | 4 | 5", as official forms print
-    below a header so the text can refer to "column 4"): its filled cells, three or more, count up from 1 by one.
-    A row of data that happens to hold 1, 2, 3 is not one: every cell of it must be such a number."""
+    below a header so the text can refer to "column 4"): its filled cells, three or more, count up from 1 by one,
+    and one of them stands over a column of words, where no row of data would put a number (a table of figures
+    whose first row is 1, 2, 3 keeps it)."""
     filled = [c.strip().rstrip(".") for c in row if c.strip()]
-    return len(filled) >= 3 and len(filled) >= len(row) - 1 and filled == [str(n) for n in range(1, len(filled) + 1)]
+    if len(filled) < 3 or len(filled) < len(row) - 1 or filled != [str(n) for n in range(1, len(filled) + 1)]:
+        return False
+    for i in range(len(row)):
+        column = [r[i].strip() for r in below[:_SAMPLE_ROWS] if i < len(r) and r[i].strip()]
+        if column and sum(_figure(c) for c in column) < 0.2 * len(column):
+            return True
+    return False
 
 
 def _has_figures(row: list[str]) -> bool:

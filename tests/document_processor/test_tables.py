@@ -159,6 +159,12 @@ def test_tall_cells_that_disagree_inside_the_figures_stay_one_row(tmp_path):
     assert len(table.rows) == 1
 
 
+def test_a_table_of_figures_whose_first_row_counts_up_keeps_it():
+    data = b"a,b,c\n1,2,3\n4,5,6\n7,8,9\n"
+    (table,) = parse_bytes(data, "matrix.csv", isolate=False).tables
+    assert table.rows[0] == ("1", "2", "3") and len(table.rows) == 3
+
+
 def test_a_long_csv_is_queryable_whole_and_searched_by_its_first_rows(tmp_path):
     out = io.StringIO()
     writer = csv.writer(out)
