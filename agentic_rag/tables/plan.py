@@ -749,7 +749,9 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     if ask.op == "count":
         counted = next((c for c in ask.concepts if c.focus and not c.specific), None) or \
             next((c for c in ask.concepts if not c.specific), None)  # "how many of the values ...": the first noun
-        names = forms_of(f"{table.name} {table.title} {_stem_words(table.file_name)}")
+        # what the table is named for; a period in its title ("activity during the year ended") is no thing it
+        # lists (years are counted by a date column: _rows_are)
+        names = forms_of(f"{table.name} {table.title} {_stem_words(table.file_name)}") - _PERIODS - _DATED
         # a data file's rows, or a document's table of things (not a statement by period), selected by name
         data_rows = bool(filters or compared) and (table.location.sheet is not None or not _has_periods(table))
         # A bound on a column ("victims older than 40", "films that made over $300 million") says the rows are

@@ -619,3 +619,12 @@ def test_how_many_of_a_named_row_needs_the_row_column_or_table_to_say_what_is_co
     assert query.op == "lookup" and result.rows == ((1, "Mexico", 12.0),)
     query, _ = _plans(tmp_path / "x", [("RETAILER_10K.pdf", stores)], "How many employees worked in Mexico?")
     assert query is None  # the table counts stores
+
+
+def test_a_period_in_a_table_s_title_is_not_what_its_rows_count(tmp_path):
+    activity = DataTable("p. 120 table 2", "The following table summarizes share activity during the year ended",
+                         ("(Shares in thousands)", "2022 Number of Shares", "2021 Number of Shares"),
+                         (("As of January 1", "481", "423"), ("Granted", "180", "150"), ("Vested", "(112)", "(92)"),
+                          ("As of December 31", "549", "481")), Location(page=120))
+    query, _ = _plans(tmp_path, [("3M_2022_10K.pdf", activity)], "For how many years in a row has 3M raised its dividend?")
+    assert query is None
