@@ -62,7 +62,9 @@ class OfflineBrain:
             draft = self._list_answer(analysis, blocks, reading)
         elif reading and reading.get("read"):
             draft = _lead_answer(blocks, reading)
-        elif computed:
+        elif computed and len(sub_questions) <= 1:
+            # one question, one calculation; a question of several parts ("how many technicians …, and how many
+            # turbines …") is quoted part by part, the calculation among the passages
             draft = _computed_answer(computed[0])
         else:
             draft = self._extract(analysis, sub_questions, blocks)

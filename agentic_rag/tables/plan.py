@@ -749,6 +749,21 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     if ask.op == "count":
         counted = next((c for c in ask.concepts if c.focus and not c.specific), None) or \
             next((c for c in ask.concepts if not c.specific), None)  # "how many of the values ...": the first noun
+        unit = next((c for c in ask.concepts if c.focus), None) or counted  # "MWh" is written like a name
+        measures = [i for i, c in enumerate(table.columns) if c.numeric and unit is not None
+                    and meets(unit.forms, name_forms(c.name) - _GENERIC)]
+        if len(measures) == 1 and not compared and not _MORE.search(ask.text):
+            # "how many MWh did Halden produce in March": the figure of a column the question names by its unit or
+            # measure, added up over the rows its values select, not a count of those rows
+            function = "sum"
+            col = _q(table.columns[measures[0]].sql)
+            exclude = _total_rows(table)
+            clause = " AND ".join(x for x in (where.removeprefix(" WHERE "), exclude) if x)
+            sql = f'SELECT sum({col}) AS value, count({col}) AS "rows" FROM {source}' + \
+                (f" WHERE {clause}" if clause else "")
+            return TableQuery(table, sql, function, f"{function} of {table.columns[measures[0]].name}" + _said(filters),
+                              (measures[0],), (), f" WHERE {clause}" if clause else "",
+                              1.0 + 0.3 * len(filters) + COLUMN_WEIGHT)
         # what the table is named for; a period in its title ("activity during the year ended") is no thing it
         # lists (years are counted by a date column: _rows_are)
         names = forms_of(f"{table.name} {table.title} {_stem_words(table.file_name)}") - _PERIODS - _DATED

@@ -628,3 +628,12 @@ def test_a_period_in_a_table_s_title_is_not_what_its_rows_count(tmp_path):
                           ("As of December 31", "549", "481")), Location(page=120))
     query, _ = _plans(tmp_path, [("3M_2022_10K.pdf", activity)], "For how many years in a row has 3M raised its dividend?")
     assert query is None
+
+
+def test_how_many_of_a_measure_the_question_names_adds_up_that_column(tmp_path):
+    output = DataTable("Output", "Output", ("Month", "Site", "MWh"),
+                       (("January", "Halden", "5,120"), ("March", "Halden", "6,315"), ("March", "Bergen", "4,410")),
+                       Location(sheet="Output", cells="A1:C4"),
+                       tuple(Location(sheet="Output", cells=f"A{r}:C{r}") for r in (2, 3, 4)), ("A", "B", "C"))
+    query, result = _plans(tmp_path, [("plant_output.xlsx", output)], "How many MWh did the Halden site produce in March?")
+    assert query.op == "sum" and result.rows == ((6315.0, 1),)
