@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from agentic_rag.checks.claims import FOUND_PREFIX, ClaimDraft
 from agentic_rag.checks.verdicts import offline_verdict
-from agentic_rag.language.concepts import forms_of
+from agentic_rag.language.concepts import forms_of, query_concepts
 from agentic_rag.language.meaning import remembering
 from agentic_rag.language.question_rules import classify, plan_question
 from agentic_rag.language.quotes import Gate, Passages, find_quotes
@@ -62,10 +62,8 @@ class OfflineBrain:
             draft = self._list_answer(analysis, blocks, reading)
         elif reading and reading.get("read"):
             draft = _lead_answer(blocks, reading)
-        elif computed and len(sub_questions) <= 1:
-            # one question, one calculation; a question of several parts ("how many technicians …, and how many
-            # turbines …") is quoted part by part, the calculation among the passages
-            draft = _computed_answer(computed[0])
+        elif computed:
+            draft = self._with_other_parts(analysis, sub_questions, blocks, _computed_answer(computed[0]), computed[0])
         else:
             draft = self._extract(analysis, sub_questions, blocks)
         if on_token is not None:
@@ -109,6 +107,22 @@ class OfflineBrain:
         head = (f"{OFFLINE_LABEL} — the passages that name them, quoted section by section; not a complete list "
                 "unless the documents list them in one place.")
         return Draft(head + "\n\n" + "\n".join(lines))
+
+    def _with_other_parts(self, analysis: Analysis, subs: Sequence[str], blocks: Sequence[ContextBlock],
+                          draft: Draft, computed: ContextBlock) -> Draft:
+        """The calculation's answer, and quotes for the parts of the question it is not about ("how many
+        technicians …, and how many turbines did the survey inspect": the survey's sentence); a comparison's
+        parts are all about the figure computed, and add nothing."""
+        said = forms_of("\n".join(ln for ln in computed.chunk.text.splitlines() if not ln.startswith("Query:")))
+        rest = [q for q in subs if not any(c.met(said) for c in query_concepts(q) if c.focus and not c.specific)]
+        if len(subs) < 2 or not rest:
+            return draft
+        extra = self._extract(analysis, rest, [b for b in blocks if not is_computed(b.chunk)])
+        if len(extra.unanswered) == len(rest):
+            return Draft(draft.text, tuple(rest))
+        body = extra.text.split("\n\n", 1)[1]
+        return Draft(f"{draft.text}\n\n" + (f"**{rest[0].rstrip('?')}**\n{body}" if len(rest) == 1 else body),
+                     extra.unanswered)
 
     def _extract(self, analysis: Analysis, subs: Sequence[str], blocks: Sequence[ContextBlock]) -> Draft:
         passages = Passages.of(blocks)
