@@ -41,7 +41,8 @@ def test_a_cited_slide_is_shown_as_it_looks_with_the_asked_words_marked(tmp_path
                                            "yellow")  # alt text: a screen reader says what the picture shows
             described.first.wait_for(timeout=STEP_MS)  # on a loaded machine the caption can be drawn before the image
             assert described.count() == 1
-            picture = answer.get_by_test_id("stImage").filter(visible=True).first.screenshot()
+            _settle(page)
+            picture = _picture(answer)
             if slide_images.office():  # the deck's design is on the page: its red rectangle
                 assert "drawn from its text boxes" not in shown and red_share(picture, (0, 0, 1, 1)) > 0.1, shown
             else:
@@ -50,3 +51,17 @@ def test_a_cited_slide_is_shown_as_it_looks_with_the_asked_words_marked(tmp_path
             answer.screenshot(path=str(ARTIFACTS / "sources-04-slide.png"))  # the page scrolls inside its main pane
         finally:
             browser.close()
+
+
+def _picture(answer, attempts: int = 3) -> bytes:
+    """The shown slide image's pixels; Streamlit may draw the element again between finding it and taking its
+    picture (a rerun on a loaded machine), so a detached element is found again, a bounded number of times."""
+    from playwright.sync_api import Error
+
+    for attempt in range(attempts):
+        try:
+            return answer.get_by_test_id("stImage").filter(visible=True).first.screenshot(timeout=STEP_MS)
+        except Error as error:
+            if "not attached" not in str(error) or attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
