@@ -110,9 +110,12 @@ class Reading:
         return ""
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "file": self.file_name, "coverage": self.coverage, "flat": self.outline.flat,
+        said = {"kind": self.kind, "file": self.file_name, "coverage": self.coverage, "flat": self.outline.flat,
                 "passages": len(self.hits), "read": [_brief(s) for s in self.read],
                 "left": [s.title for s in self.left]}
+        if self.kind == "section" and self.read:  # its sub-sections: a list question's items, when it has them
+            said["parts"] = [_brief(s) for s in self.read[0].children]
+        return said
 
 
 def _brief(section: Section) -> dict:
@@ -177,6 +180,10 @@ def read_section(chunks: Sequence[Chunk], question: str, budget: int, outline: O
     if section is None:
         return None
     by_ordinal = {c.ordinal: c for c in ordered}
+    inner = {id(s) for s in section.walk()}
+    following = [s.title for s in outline.all() if s.first == section.last and id(s) not in inner]
+    if section.last in by_ordinal and following:  # the next section's heading is written inside the last chunk
+        by_ordinal[section.last] = _before_heading(by_ordinal[section.last], following[0])
     hits = _lead(section, by_ordinal, budget, 0)
     total = sum(1 for o in range(section.first, section.last + 1) if o in by_ordinal)
     read_all = len(hits) >= total
@@ -285,6 +292,14 @@ def _from_heading(chunk: Chunk, title: str) -> Chunk:
     lines = chunk.text.splitlines()
     at = next((i for i, line in enumerate(lines) if wanted and " ".join(line.split()).casefold().startswith(wanted)), 0)
     return replace(chunk, text="\n".join(lines[at:])) if at else chunk
+
+
+def _before_heading(chunk: Chunk, title: str) -> Chunk:
+    """The chunk up to the line that holds `title` (unchanged when no line after its first does)."""
+    wanted = " ".join(title.split()).casefold()
+    lines = chunk.text.splitlines()
+    at = next((i for i, line in enumerate(lines) if i and " ".join(line.split()).casefold().startswith(wanted)), 0)
+    return replace(chunk, text="\n".join(lines[:at])) if at else chunk
 
 
 def _lead(section: Section, by_ordinal: dict[int, Chunk], budget: int, start_rank: int) -> list[Hit]:

@@ -163,12 +163,14 @@ def _heading(line: str) -> tuple[int, str] | None:
 
 def _tree(entries: list[tuple[tuple[str, ...], int]], chunks: list[Chunk]) -> tuple[Section, ...]:
     """Sections from (path, first ordinal) entries: each runs to the chunk before the next entry that is not its
-    descendant; children nest under the path they extend."""
+    descendant (to that chunk, when the next heading is written inside it); children nest under the path they
+    extend."""
     last_ordinal = chunks[-1].ordinal
     where = {c.ordinal: c for c in chunks}
     spans = []
     for i, (path, first) in enumerate(entries):
-        end = next((f - 1 for p, f in entries[i + 1:] if p[:len(path)] != path), last_ordinal)
+        end = next((f - (not _inside(where.get(f), p[-1])) for p, f in entries[i + 1:] if p[:len(path)] != path),
+                   last_ordinal)
         spans.append((path, first, max(first, end)))
 
     def build(prefix: tuple[str, ...]) -> tuple[Section, ...]:
@@ -177,6 +179,15 @@ def _tree(entries: list[tuple[tuple[str, ...], int]], chunks: list[Chunk]) -> tu
                      for path, first, last in spans if len(path) == len(prefix) + 1 and path[:-1] == prefix)
 
     return build(())
+
+
+def _inside(chunk: Chunk | None, title: str) -> bool:
+    """Whether a heading is a line inside `chunk` rather than its first: the chunk then ends the section before
+    it too (a PDF's "Item 1B." written below the last lines of Item 1A)."""
+    if chunk is None:
+        return False
+    lines = [_key(line) for line in chunk.text.splitlines() if line.strip()]
+    return _key(title) in lines[1:]
 
 
 def _flat(chunks: list[Chunk]) -> Outline:
