@@ -7,6 +7,7 @@ two things of every quote: is it really in the cited passage, and does it addres
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -15,6 +16,7 @@ from agentic_rag.checks.claims import FOUND_PREFIX, ClaimDraft
 from agentic_rag.checks.verdicts import offline_verdict
 from agentic_rag.language.concepts import forms_of, query_concepts
 from agentic_rag.language.meaning import remembering
+from agentic_rag.language.paragraphs import run_in_items
 from agentic_rag.language.question_rules import classify, plan_question
 from agentic_rag.language.quotes import Gate, Passages, find_quotes
 from agentic_rag.language.text import sentences
@@ -28,7 +30,11 @@ QUOTE_LIMITS = {"list": 3, "summary": 3, "comparison": 2}  # quotes per sub-ques
 DEFAULT_QUOTES = 2
 LIST_QUOTES_PER_SECTION = 3  # a list question's quotes from each section that names items
 LEAD_SENTENCES = 2
+SUMMARY_SENTENCES = 6  # a section that is the author's own summary (abstract, conclusion) is quoted at more length
+_SUMMARISES = re.compile(r"^(?:[\divx]+(?:\.\d+)*\.?\s+)?(?:executive\s+)?(?:abstract|summary|overview|highlights|"
+                         r"key findings|conclusions?|concluding remarks)\s*\.?$", re.IGNORECASE)
 SECTION_QUOTES = 8  # a section read whole offline: the lead sentences of this many stretches of it  # a section's opening sentences quoted in an offline summary
+MIN_ITEMS = 3  # a section's items are listed when at least this many are found
 MIN_PROSE_WORDS = 6  # shorter lines are headings, labels or table cells, not a section's lead
 
 
@@ -54,12 +60,16 @@ class OfflineBrain:
                reading: dict | None = None, **_) -> BrainReply:
         """Quote the best sentences or rows per sub-question, each with its citation; NOT_FOUND where nothing fits.
         A scoped reading (`reading`, agentic_rag.scope) is quoted section by section instead: for a summary the
-        lead sentences of each section read, for a list the passages that name the items, with where they are."""
+        lead sentences of each section read, for a list the passages that name the items, with where they are (the
+        items themselves when a section holds them: its sub-sections, or the one-sentence paragraphs leading its
+        parts)."""
         computed = [b for b in blocks if is_computed(b.chunk)]
         if analysis.checks_every_document:
             draft = _coverage_answer(analysis, coverage, blocks)
         elif reading and reading.get("kind") == "list":
             draft = self._list_answer(analysis, blocks, reading)
+        elif reading and reading.get("kind") == "section" and analysis.scope == "list":  # "all the risk factors"
+            draft = _items_answer(blocks, reading) or _lead_answer(blocks, reading)
         elif reading and reading.get("read"):
             draft = _lead_answer(blocks, reading)
         elif computed:
@@ -156,6 +166,26 @@ def _by_section(blocks: Sequence[ContextBlock], reading: dict) -> list[tuple[str
     return [(title, own) for (_, title), own in groups.items()]
 
 
+def _items_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft | None:
+    """A list question answered from the section its object names: the section's parts when the outline has
+    them, else its run-in headings (agentic_rag.language.paragraphs), each quoted with its citation, in order;
+    None when fewer than MIN_ITEMS are found (the section is then quoted as a summary)."""
+    ordered = sorted(blocks, key=lambda b: b.chunk.ordinal)
+    by_ordinal = {b.chunk.ordinal: b for b in ordered}
+    parts = [(by_ordinal[p["first"]].n, p["title"]) for p in reading.get("parts", ()) if p["first"] in by_ordinal]
+    how = "its sub-sections"
+    if len(parts) < MIN_ITEMS:
+        parts = [(p.blocks[0] if p.blocks else p.first, p.text)
+                 for p in run_in_items([(b.n, b.chunk.text) for b in ordered])]
+        how = "the one-sentence paragraphs that lead its parts"
+    if len(parts) < MIN_ITEMS:
+        return None
+    title = (reading.get("read") or [{}])[0].get("title", "the section")
+    head = (f"{OFFLINE_LABEL} — the items of \"{title}\" as it sets them out ({how}), quoted in order; "
+            "not a written list.")
+    return Draft(head + "\n\n" + "\n".join(f'- "{_clean(text)}" [P{n}]' for n, text in parts))
+
+
 def _lead_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft:
     """A summary offline: the lead sentences of each section read, quoted with their citations, labelled as such
     (no model writes a summary offline)."""
@@ -170,7 +200,7 @@ def _lead_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft:
         if library and own[0].chunk.file_name != file_name:
             file_name = own[0].chunk.file_name
             out.append(f"### {file_name}")
-        lead = _lead_sentences(own)
+        lead = _lead_sentences(own, SUMMARY_SENTENCES if _SUMMARISES.search(title) else LEAD_SENTENCES)
         if lead is not None:
             n, quote = lead
             where = own[0].chunk.location.label()
@@ -182,12 +212,13 @@ def _lead_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft:
     return Draft(head + "\n\n" + "\n\n".join(out))
 
 
-def _lead_sentences(blocks: Sequence[ContextBlock]) -> tuple[int, str] | None:
-    """The first LEAD_SENTENCES prose sentences of a section's passages (not headings, table rows or captions)."""
+def _lead_sentences(blocks: Sequence[ContextBlock], most: int = LEAD_SENTENCES) -> tuple[int, str] | None:
+    """The first `most` prose sentences of a section's passages (not headings, table rows or captions), from the
+    first passage that has prose."""
     for b in blocks:
         prose = [s for s in sentences(b.chunk.text) if _prose(s)]
         if prose:
-            return b.n, _clean(" ".join(prose[:LEAD_SENTENCES]))
+            return b.n, _clean(" ".join(prose[:most]))
     return None
 
 

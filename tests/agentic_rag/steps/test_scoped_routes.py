@@ -4,10 +4,12 @@ how many model calls it costs, and the line that says what the answer covered.""
 from __future__ import annotations
 
 import re
+import textwrap
 
 from agentic_rag import Budgets, OfflineBrain, build_agent
 from agentic_rag.checks.claims import split_claims
 from tests.helpers.agent import FakeRetriever, gemini_agent, make_chunk, plan_json, verify_json
+from tests.helpers.documents import write_pdf
 
 TOPICS = ["Methods", "Results", "Discussion", "Limitations", "Outlook"]
 
@@ -96,3 +98,58 @@ def test_a_summary_of_every_document_reads_each_one(fake_embedder):
     result = agent.ask("Summarise the main points of each document")
     assert "### study.pdf" in result.answer and "### other.txt" in result.answer
     assert "Read the opening passages of 2 documents: " in result.answer
+
+
+RISKS = ["Rising interest rates could reduce demand for our loans and raise our funding costs.",
+         "We depend on a small number of suppliers for the chips in our payment terminals.",
+         "A breach of our systems could expose customer data and harm our reputation.",
+         "Changes in tax law in the countries where we operate may raise our effective tax rate.",
+         "Our growth depends on hiring and keeping engineers in a tight labour market.",
+         "Litigation about our patents could be costly and distract our management."]
+
+
+def _filing_pages() -> list[list[str]]:
+    """A 10-K's text as a PDF sets it: items, and risk factors written as run-in headings before their discussion."""
+    def para(text: str) -> list[str]:
+        return textwrap.wrap(text, 95)
+
+    def discussion(topic: str) -> str:
+        return " ".join(f"The {topic} matter is discussed here in sentence {s}, with what it means for the business."
+                        for s in range(4))
+
+    lines = ["Item 1. Business.", *para(discussion("business") + " We sell payment terminals to shops."),
+             "Item 1A. Risk Factors.", *para("Described below are the risks we believe are material to our business. "
+                                             "They are not the only ones we face; others may also affect us.")]
+    for i, risk in enumerate(RISKS):
+        lines += para(risk) + para(discussion(f"risk {i}"))
+    lines += ["Item 1B. Unresolved Staff Comments.", "None.", "Item 2. Properties.",
+              *para(discussion("properties") + " We lease our offices.")]
+    return [lines[i:i + 40] for i in range(0, len(lines), 40)]
+
+
+def test_offline_all_the_items_of_a_section_are_its_run_in_headings_quoted_from_an_indexed_pdf(kb, fake_embedder,
+                                                                                               tmp_path):
+    path = tmp_path / "terminals-10k.pdf"
+    write_pdf(path, _filing_pages())
+    assert kb.ingest_file(path).status == "indexed"
+    agent = build_agent(OfflineBrain(fake_embedder), kb.retriever, embedder=fake_embedder, outlines=kb)
+    result = agent.ask("What are all the risk factors in the terminals 10-K?")
+    assert 'the items of "Item 1A. Risk Factors." as it sets them out' in result.answer
+    quoted = re.findall(r'^- "(.+)" \[\d+\]$', result.answer, re.MULTILINE)
+    assert quoted == RISKS  # every one, in order, and nothing else (not the introduction, not a discussion)
+    verify = next(t for t in result.trace if t["step"] == "verify")
+    assert [c["verdict"] for c in verify["details"]["claims"]] == ["supported"] * len(RISKS)
+    assert 'the section "Item 1A. Risk Factors." of terminals-10k.pdf' in result.answer
+
+
+def test_offline_a_summary_quotes_the_authors_own_summary_at_more_length_than_other_sections(fake_embedder):
+    chunks = _paper()
+    abstract = ["We measure how turbines age over ten years.", "Blades wear fastest in salty air.",
+                "Gearboxes fail after about seven years.", "Towers hardly change at all over time.",
+                "Inspections every two years would catch most faults early."]
+    chunks[0] = make_chunk("p", "study.pdf", "A Study of Wind Turbines\nAbstract\n" + " ".join(abstract), ordinal=0,
+                           page=1)
+    result = build_agent(OfflineBrain(fake_embedder), FakeRetriever(chunks, fake_embedder)).ask(
+        "Summarize the study of wind turbines")
+    assert f'"{" ".join(abstract)}" [' in result.answer  # every sentence of the abstract
+    assert '"The methods part opens here with its first point. It says a second thing too." [' in result.answer
