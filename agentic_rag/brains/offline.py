@@ -226,7 +226,8 @@ def _prose(sentence: str) -> bool:
     words = sentence.split()
     letters = sum(ch.isalpha() for ch in sentence)
     first = sentence.lstrip()[:1]
-    return (len(words) >= MIN_PROSE_WORDS and sentence.rstrip()[-1:] in ".!?:;" and (first.isupper() or first.isdigit()
+    ends = sentence.rstrip().rstrip("\"'”’)]")[-1:]  # "… Item 3, “Legal Proceedings.”" ends a sentence too
+    return (len(words) >= MIN_PROSE_WORDS and ends in ".!?:;" and (first.isupper() or first.isdigit()
             or first in "\"“'(") and letters >= 0.6 * len(sentence.replace(" ", "")))
 
 

@@ -153,3 +153,15 @@ def test_offline_a_summary_quotes_the_authors_own_summary_at_more_length_than_ot
         "Summarize the study of wind turbines")
     assert f'"{" ".join(abstract)}" [' in result.answer  # every sentence of the abstract
     assert '"The methods part opens here with its first point. It says a second thing too." [' in result.answer
+
+
+def test_offline_a_section_whose_sentence_ends_inside_a_closing_quote_is_quoted_not_refused(fake_embedder):
+    chunks = _paper()
+    said = ("Discussion of these matters is incorporated by reference from Note 16, “Commitments and Contingencies,” "
+            "and should be read as part of “Discussion.”")
+    chunks[5] = make_chunk("p", "study.pdf", f"3. Discussion\n{said}", ordinal=5, page=6)
+    chunks[6] = make_chunk("p", "study.pdf", "4. Limitations\nThe limitations part opens here with its first point.",
+                           ordinal=6, page=7)
+    result = build_agent(OfflineBrain(fake_embedder), FakeRetriever(chunks, fake_embedder)).ask(
+        "What does the discussion section say?")
+    assert f'"{said}" [' in result.answer and "could not find" not in result.answer
