@@ -93,6 +93,8 @@ class Reading:
         total = len(self.read) + len(self.left)
         if self.kind == "section" and self.read:
             said = f"Read {self.how or 'all of '}the section \"{self.read[0].title}\" of {self.file_name}"
+            if len(self.read) > 1:
+                said += f", and \"{self.read[1].title}\", which it refers to"
         else:
             said = f"Read {self.how}{len(self.read)} of {total} {self._unit()} of {self.file_name}"
         if self.left:
@@ -188,8 +190,74 @@ def read_section(chunks: Sequence[Chunk], question: str, budget: int, outline: O
     total = sum(1 for o in range(section.first, section.last + 1) if o in by_ordinal)
     read_all = len(hits) >= total
     left = () if read_all else tuple(s for s in section.children if s.first > max(h.chunk.ordinal for h in hits))
-    return Reading("section", ordered[0].file_name, tuple(hits), (section,), left, outline,
+    read = (section,)
+    referred = _referred(hits, ordered, outline, section) if read_all else None
+    if referred is not None:  # "incorporated by reference from Note 16": that note is what the section says
+        used = sum(estimate_tokens(h.chunk.text) + HEADER_TOKENS for h in hits)
+        more = _lead(referred, by_ordinal, budget - used, len(hits))
+        if more:
+            hits += more
+            shown = sum(1 for o in range(referred.first, referred.last + 1) if o in by_ordinal)
+            read += (replace(referred, title=referred.title + (f" (the first {len(more)} of its {shown} passages)"
+                                                              if len(more) < shown else "")),)
+    return Reading("section", ordered[0].file_name, tuple(hits), read, left, outline,
                    "" if read_all else f"the first {len(hits)} of {total} passages of ")
+
+
+_REFERENCE = re.compile(r"\b(?:incorporated\s+(?:herein\s+)?by\s+reference|(?:see|refer\s+to|included\s+in|"
+                        r"discussed\s+in)\b)(?P<rest>[^.;]{0,240})", re.IGNORECASE)
+_NOTE = re.compile(r"\bnote\s+(?P<num>\d{1,2})\b", re.IGNORECASE)
+_QUOTED = re.compile(r"[“\"](?P<title>[A-Z][^”\"]{2,80}?)[,.]?[”\"]")
+MAX_REFERRING_WORDS = 150  # a section this short that points elsewhere is read with what it points to
+
+
+def _referred(hits: Sequence[Hit], chunks: Sequence[Chunk], outline: Outline, section: Section) -> Section | None:
+    """The part of the document a short section hands its subject to ("Discussion of legal matters is
+    incorporated by reference from Part II, Item 8, Note 16, “Commitments and Contingencies”"): the note (by its
+    number and title, found as a heading line) or the section (by its quoted title) it names; None when the section
+    says more than MAX_REFERRING_WORDS words itself or names nothing found."""
+    text = "\n".join(h.chunk.text for h in hits)
+    if len(text.split()) > MAX_REFERRING_WORDS:
+        return None
+    for m in _REFERENCE.finditer(" ".join(text.split())):
+        note, quoted = _NOTE.search(m.group("rest")), _QUOTED.search(m.group("rest"))
+        title = quoted.group("title").strip() if quoted else ""
+        if note is not None:
+            found = _heading_line(chunks, section, rf"(?:note\s+)?{note.group('num')}[.:]?\s+" +
+                                  (re.escape(title) if title else r"\S"), rf"(?:note\s+)?{int(note.group('num')) + 1}[.:]?\s+\S")
+            if found is not None:
+                return found
+        if title:
+            named = next((s for s in outline.all() if _words(s.title) == _words(title) and s is not section), None)
+            if named is not None:
+                return named
+    return None
+
+
+def _heading_line(chunks: Sequence[Chunk], section: Section, start: str, stop: str) -> Section | None:
+    """A span of chunks from the first heading line matching `start` (outside `section`; not a table row or a
+    contents line ending in a page number) to the chunk before the next line matching `stop` (or the end)."""
+    begin = re.compile(rf"^{start}", re.IGNORECASE)
+    end = re.compile(rf"^{stop}", re.IGNORECASE)
+    first = title = None
+    for chunk in chunks:
+        if section.first <= chunk.ordinal <= section.last:
+            continue
+        for line in chunk.text.splitlines():
+            line = " ".join(line.split())
+            if first is None and begin.match(line) and "|" not in line and not re.search(r"\s\d{1,3}$", line) \
+                    and len(line) <= 120:
+                first, title = chunk.ordinal, line
+            elif first is not None and chunk.ordinal > first and end.match(line):
+                return Section(title, 1, first, chunk.ordinal - 1, _page(chunks, first), _page(chunks, chunk.ordinal - 1))
+    if first is None:
+        return None
+    return Section(title, 1, first, chunks[-1].ordinal, _page(chunks, first), _page(chunks, chunks[-1].ordinal))
+
+
+def _page(chunks: Sequence[Chunk], ordinal: int) -> str:
+    chunk = next((c for c in chunks if c.ordinal == ordinal), None)
+    return chunk.location.label() if chunk is not None else ""
 
 
 def named_section(outline: Outline, question: str, file_name: str = "", *, whole: bool = False) -> Section | None:

@@ -192,8 +192,8 @@ def _lead_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft:
     out, file_name = [], ""
     library = reading.get("kind") == "library"
     grouped = _by_section(blocks, reading)
-    if reading.get("kind") == "section" and grouped:  # one section: the lead of each stretch of it, by page
-        ordered = grouped[0][1]
+    if reading.get("kind") == "section" and grouped:  # one section (and what it refers to): each stretch's lead
+        ordered = [b for _, own in grouped for b in own]
         size = max(1, -(-len(ordered) // SECTION_QUOTES))
         grouped = [("", ordered[i:i + size]) for i in range(0, len(ordered), size)]
     for title, own in grouped:

@@ -165,3 +165,22 @@ def test_offline_a_section_whose_sentence_ends_inside_a_closing_quote_is_quoted_
     result = build_agent(OfflineBrain(fake_embedder), FakeRetriever(chunks, fake_embedder)).ask(
         "What does the discussion section say?")
     assert f'"{said}" [' in result.answer and "could not find" not in result.answer
+
+
+def test_a_section_that_hands_its_subject_to_a_note_is_read_with_that_note(fake_embedder):
+    texts = ["Item 1. Business.\nThe company makes valves for water utilities in three countries of Europe.",
+             "Table of Contents\nNote 7. Commitments and Contingencies 45",  # a contents line: not the note
+             "Item 3. Legal Proceedings.\nDiscussion of legal matters is incorporated by reference from Part II, "
+             "Item 8, Note 7, “Commitments and Contingencies,” of this document.",
+             "Item 4. Mine Safety Disclosures.\nThis item is not applicable to the company's operations.",
+             "Item 8. Financial Statements.\nNOTE 6. Leases\nThe company leases offices in four cities for ten years.",
+             "NOTE 7. Commitments and Contingencies\nThe company is a defendant in a patent lawsuit that Zenith Labs "
+             "brought in 2021 over its valve seals.",
+             "A second case about product liability was settled for a small sum during the year.",
+             "NOTE 8. Income Taxes\nThe effective tax rate was twenty percent in the year under review."]
+    chunks = [make_chunk("f", "valves-10k.pdf", t, ordinal=i, page=i + 1) for i, t in enumerate(texts)]
+    result = build_agent(OfflineBrain(fake_embedder), FakeRetriever(chunks, fake_embedder)).ask(
+        "What does the legal proceedings section say?")
+    assert "Zenith Labs" in result.answer and "settled for a small sum" in result.answer
+    assert "effective tax rate" not in result.answer and "leases offices" not in result.answer
+    assert ('"NOTE 7. Commitments and Contingencies", which it refers to' in result.answer)
