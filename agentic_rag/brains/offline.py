@@ -16,7 +16,7 @@ from agentic_rag.checks.claims import FOUND_PREFIX, ClaimDraft
 from agentic_rag.checks.verdicts import offline_verdict
 from agentic_rag.language.concepts import forms_of, query_concepts
 from agentic_rag.language.meaning import remembering
-from agentic_rag.language.paragraphs import run_in_items
+from agentic_rag.language.paragraphs import introduced, run_in_items
 from agentic_rag.language.question_rules import classify, plan_question
 from agentic_rag.language.quotes import Gate, Passages, find_quotes
 from agentic_rag.language.text import sentences
@@ -109,6 +109,8 @@ class OfflineBrain:
                       if wanted and wanted & forms_of(s) and _prose(s)][:LIST_QUOTES_PER_SECTION] or \
                 find_quotes(analysis.standalone, "list", own, self.embedder, gate=self.gate, passages=passages,
                             limit=LIST_QUOTES_PER_SECTION)
+            # "… the following datasets:" and the lines it introduces: the items themselves, however worded
+            quotes += [(b.n, _clean(item)) for b in own for item in introduced(b.chunk.text, wanted)]
             quotes = [(n, q) for n, q in quotes if q not in said]
             said.update(q for _, q in quotes)
             lines += [f'- {title}: "{q}" [P{n}]' if title else f'- "{q}" [P{n}]' for n, q in quotes]

@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agentic_rag.language.concepts import forms_of
 from agentic_rag.language.text import sentences
 
 BULLET = re.compile(r"^(?:[•▪◦●■○\uf0b7\uf0a7\uf0d8*]|[-–—](?=\s))\s*")
@@ -85,6 +86,34 @@ def run_in_items(pieces: Sequence[tuple[int, str]]) -> list[Paragraph]:
         if (one and ITEM_WORDS[0] <= para.words <= ITEM_WORDS[1] and after is not None
                 and after.words > para.words and para.text[:1].isupper()):
             items.append(para)
+    return items
+
+
+_ENUMERATED = re.compile(r"^(?:[•▪◦●■○\uf0b7\uf0a7\uf0d8*]|[-–—](?=\s)|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)])\s*",
+                         re.IGNORECASE)
+MAX_INTRODUCED = 20  # list lines read after one introducing line
+
+
+def introduced(text: str, wanted: frozenset[str]) -> list[str]:
+    """The bulleted or numbered lines that a line naming what is wanted introduces ("We evaluate on the following
+    benchmarks:" then "• GLUE …", "• SQuAD …"), bullets and numbers dropped, a wrapped line joined to its item.
+    `wanted` are the forms (language.concepts.forms_of) of what the list is of."""
+    lines = [" ".join(ln.split()) for ln in text.splitlines()]
+    items: list[str] = []
+    for i, line in enumerate(lines):
+        if not (wanted and line.endswith(":") and wanted & forms_of(line)):
+            continue
+        found: list[str] = []
+        for nxt in lines[i + 1:]:
+            if _ENUMERATED.match(nxt):
+                found.append(_ENUMERATED.sub("", nxt))
+            elif found and nxt and nxt[:1].islower():
+                found[-1] += " " + nxt  # the item's wrapped line
+            else:
+                break
+            if len(found) >= MAX_INTRODUCED:
+                break
+        items += [f for f in found if f]
     return items
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from agentic_rag.language.paragraphs import paragraphs, run_in_items
+from agentic_rag.language.concepts import forms_of
+from agentic_rag.language.paragraphs import introduced, paragraphs, run_in_items
 
 HEADINGS = [
     "Rising interest rates could reduce demand for our loans and increase our funding costs.",
@@ -74,3 +75,13 @@ def test_a_hyphen_broken_word_is_joined_and_overlapping_lines_are_read_once():
     found = paragraphs([(1, "\n".join(text[:4])), (2, "\n".join(text[3:]))])
     assert found[0].text == "Our models are trained on data that may be incomplete or wrong."
     assert [p.text for p in found[1:]] == [_body(0)] and found[1].blocks == ()  # its lines are in two passages
+
+
+def test_the_lines_a_line_naming_the_items_introduces_are_the_items():
+    text = ("We report results on the following benchmarks:\n• GLUE, a set of nine sentence tasks\n"
+            "• SQuAD v1.1, reading\ncomprehension questions\n(c) SWAG, commonsense inference.\n"
+            "The rest of the section is prose.\nIt also lists these costs:\n- rent\n- wages")
+    assert introduced(text, forms_of("benchmarks")) == [
+        "GLUE, a set of nine sentence tasks", "SQuAD v1.1, reading comprehension questions",
+        "SWAG, commonsense inference."]  # not the costs: that line names something else
+    assert introduced(text, forms_of("datasets")) == []

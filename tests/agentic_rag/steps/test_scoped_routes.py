@@ -184,3 +184,16 @@ def test_a_section_that_hands_its_subject_to_a_note_is_read_with_that_note(fake_
     assert "Zenith Labs" in result.answer and "settled for a small sum" in result.answer
     assert "effective tax rate" not in result.answer and "leases offices" not in result.answer
     assert ('"NOTE 7. Commitments and Contingencies", which it refers to' in result.answer)
+
+
+def test_offline_a_list_quotes_the_items_a_line_naming_them_introduces(fake_embedder):
+    chunks = _paper()
+    chunks[3] = make_chunk("p", "study.pdf", "2. Results\nThe sites measured in the study were these:\n• Aarhus harbour, two turbines\n"
+                           "• Cork estuary, five turbines\n• Bilbao port, one turbine\nThe rest is prose.", ordinal=3,
+                           page=4)
+    result = build_agent(OfflineBrain(fake_embedder), FakeRetriever(chunks, fake_embedder)).ask(
+        "List every site measured in the study")
+    for item in ("Aarhus harbour, two turbines", "Cork estuary, five turbines", "Bilbao port, one turbine"):
+        assert f'"{item}" [' in result.answer
+    verify = next(t for t in result.trace if t["step"] == "verify")
+    assert all(c["verdict"] == "supported" for c in verify["details"]["claims"] if "turbine" in c["text"])
