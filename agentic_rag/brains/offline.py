@@ -191,7 +191,7 @@ def _items_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft | None
 def _lead_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft:
     """A summary offline: the lead sentences of each section read, quoted with their citations, labelled as such
     (no model writes a summary offline)."""
-    out, file_name = [], ""
+    out, file_name, lines_only = [], "", False
     library = reading.get("kind") == "library"
     grouped = _by_section(blocks, reading)
     if reading.get("kind") == "section" and grouped:  # one section (and what it refers to): each stretch's lead
@@ -203,6 +203,9 @@ def _lead_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft:
             file_name = own[0].chunk.file_name
             out.append(f"### {file_name}")
         lead = _lead_sentences(own, SUMMARY_SENTENCES if _SUMMARISES.search(title) else LEAD_SENTENCES)
+        if lead is None:
+            lead = _opening_lines(own)
+            lines_only = lines_only or lead is not None
         if lead is not None:
             n, quote = lead
             where = own[0].chunk.location.label()
@@ -210,7 +213,9 @@ def _lead_answer(blocks: Sequence[ContextBlock], reading: dict) -> Draft:
             out.append((f"**{label}**\n" if label else "") + f'"{quote}" [P{n}]')
     if not out:
         return Draft(f"{HEADER}\n\n{NOT_FOUND}{_closest(blocks)}", ("summary",))
-    head = f"{OFFLINE_LABEL} — the opening sentences of each section read, quoted; not a written summary."
+    what = "the opening sentences of each section read" if not lines_only else \
+        "the opening sentences of each section read (its first lines where it has no sentences)"
+    head = f"{OFFLINE_LABEL} — {what}, quoted; not a written summary."
     return Draft(head + "\n\n" + "\n\n".join(out))
 
 
@@ -222,6 +227,21 @@ def _lead_sentences(blocks: Sequence[ContextBlock], most: int = LEAD_SENTENCES) 
         if prose:
             return b.n, _clean(" ".join(prose[:most]))
     return None
+
+
+def _opening_lines(blocks: Sequence[ContextBlock]) -> tuple[int, str] | None:
+    """Where a section has no prose (a sheet, a slide of short points): its first OPENING_LINES lines as written,
+    a table's outer bars and separator rows left out, joined by '…' (each line is checked as its own piece)."""
+    for b in blocks:
+        lines = [ln.strip().strip("|").strip() for ln in b.chunk.text.splitlines()]
+        lines = [ln for ln in lines if ln and not _SEPARATOR.match(ln) and sum(ch.isalnum() for ch in ln) >= 3]
+        if lines:
+            return b.n, _clean(" … ".join(lines[:OPENING_LINES]))
+    return None
+
+
+_SEPARATOR = re.compile(r"^[\s|:\-]+$")
+OPENING_LINES = 3
 
 
 def _prose(sentence: str) -> bool:

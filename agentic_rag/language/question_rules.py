@@ -32,7 +32,9 @@ _NUMERIC = re.compile(r"\b(?:how (?:many|much|long|old|often)|number of|percenta
 _LIST = re.compile(r"^(?:list|name|enumerate)\b|\b(?:what|which) (?:are|were) the\b|\ball (?:the )?\w+s\b",
                    re.IGNORECASE)
 _SUMMARY = re.compile(r"\b(?:summari[sz]e|summary|overview|main points|key points|gist|tl;?dr|what is .{0,40}"
-                      r"(?:document|report|paper|file) about)\b", re.IGNORECASE)
+                      r"(?:document|report|paper|file|book|article|deck|presentation|slides|spreadsheet|workbook|"
+                      r"memo|letter|contract|manual|thesis|\.(?:pdf|docx?|pptx?|xlsx?|xlsm|csv|txt|md)) about)\b",
+                      re.IGNORECASE)
 _FOLLOW_START = re.compile(r"^\s*(?:and|also|what about|how about|same for|and what about|and for|or)\b",
                            re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(?:it|its|they|them|their|this|that|those|these|he|she|him|her|the (?:" + _ORDINAL_WORDS

@@ -7,6 +7,7 @@ exhaustive check read a whole document).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -196,7 +197,7 @@ def _with_reading(state: AgentState, run: Run, rnd: Round) -> StepOut:
     budget = reading_budget(run.budgets.context_tokens, analysis.standalone) * groups
     if analysis.scope == "library":
         return _read_library(state, run, rnd, budget, groups)
-    doc_id = target_document(hits, filters)
+    doc_id = _named_file(analysis.standalone, run.retriever, filters) or target_document(hits, filters)
     if doc_id is None:
         return StepOut(rnd.updates, f"{rnd.summary}; no document to read as a whole (nothing was found)",
                        rnd.details, warnings=rnd.warnings)
@@ -364,6 +365,20 @@ def _search_all(retriever, jobs: Sequence[tuple[str, Filters | None, str]], k: i
         return []
     with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(jobs))) as pool:
         return list(pool.map(one, jobs))
+
+
+def _named_file(question: str, retriever, filters: Filters | None) -> str | None:
+    """The document whose file name the question writes out ("Summarize 60316.docx", "the SampleShow deck"): its
+    whole name or its name without the extension, as a word of the question; None unless exactly one is."""
+    asked = question.casefold()
+    try:
+        records = _documents(retriever, filters)
+    except Exception as exc:  # the list of documents failed: the passages found still name one
+        log.warning("could not list the documents to match a file name: %s", exc)
+        return None
+    named = {r.doc_id for r in records for name in (r.file_name, r.file_name.rsplit(".", 1)[0])
+             if len(name) >= 3 and re.search(rf"(?<![\w.]){re.escape(name.casefold())}(?![\w])", asked)}
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def _documents(retriever, filters: Filters | None) -> list:

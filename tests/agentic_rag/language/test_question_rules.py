@@ -19,6 +19,9 @@ from agentic_rag.language.question_rules import (
     ("Which files discuss the wind turbine?", "exhaustive"),
     ("Compare the revenue of Acme and Globex", "comparison"),
     ("Summarize the annual report", "summary"),
+    ("What is the AverageTaxRates workbook about?", "summary"),  # any kind of document, or its file name
+    ("What is 60316.docx about?", "summary"),
+    ("What is the deck about?", "summary"),
     ("List the pilot sites", "list"),
     ("Who chairs the steering committee?", "fact"),
 ])

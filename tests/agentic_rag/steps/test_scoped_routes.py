@@ -197,3 +197,20 @@ def test_offline_a_list_quotes_the_items_a_line_naming_them_introduces(fake_embe
         assert f'"{item}" [' in result.answer
     verify = next(t for t in result.trace if t["step"] == "verify")
     assert all(c["verdict"] == "supported" for c in verify["details"]["claims"] if "turbine" in c["text"])
+
+
+def test_a_summary_of_a_document_named_by_its_file_name_reads_that_one_and_a_sheet_by_its_first_lines(fake_embedder):
+    sheet = [make_chunk("s", "cities.xlsx", "| City | Population |\n| --- | --- |\n| Lagos | 16,060,000 |\n"
+                        "| Tokyo | 13,298,000 |", ordinal=0, sheet="Big", cells="A1:B3"),
+             make_chunk("s", "cities.xlsx", "| Town | Population |\n| --- | --- |\n| Fairbanks | 32,000 |",
+                        ordinal=1, sheet="Small", cells="A1:B2")]
+    # the other document says more about summarising cities: the passages found would pick it
+    chunks = sheet + [make_chunk("o", "notes.txt", f"Summarize city sizes. Cities grow. Summarize {i}.", ordinal=i,
+                                 lines=(i + 1, i + 1)) for i in range(4)]
+    result = build_agent(OfflineBrain(fake_embedder), FakeRetriever(chunks, fake_embedder)).ask(
+        "Summarize cities.xlsx")
+    assert {c.file for c in result.citations} == {"cities.xlsx"}
+    assert '"City | Population … Lagos | 16,060,000 … Tokyo | 13,298,000" [' in result.answer
+    assert "its first lines where it has no sentences" in result.answer and "could not find" not in result.answer
+    verify = next(t for t in result.trace if t["step"] == "verify")
+    assert {c["verdict"] for c in verify["details"]["claims"]} == {"supported"}
