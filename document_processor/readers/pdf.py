@@ -16,7 +16,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pypdf
 import pypdfium2 as pdfium
@@ -100,9 +100,40 @@ def _read_pages(pdf: OpenPdf, name: str, progress) -> Reading:
         if log.unread:
             raise DocumentError(name, "no_text", f"the pages are scanned images without a text layer, and {log.unavailable}")
         raise DocumentError(name, "no_text", _no_text_reason(pdf, log))
+    blocks = repair_ligatures(blocks)
     warnings = pdf.warnings + [f"{f} (page skipped)" for f in failures] + notes + log.warnings()
     # Without a metadata title the file stem names a PDF better than its first bookmark ("1 Introduction").
     return Reading(tuple(blocks), "pages", pdf.page_count, pdf.title, tuple(warnings))
+
+
+_BROKEN_LIGATURE = re.compile(r"\b([A-Za-z]*f) ([a-z]+)\b")
+_LIGATURE_TAILS = ("f", "i", "l", "fi", "fl")  # what an ff, fi, fl, ffi or ffl glyph lost after its first f
+_WORD = re.compile(r"[A-Za-z]+")
+_SUFFIX = re.compile(r"(?<=\w{4})(?:ed|ing|s|es|ly)$")
+
+
+def repair_ligatures(blocks: list[Block]) -> list[Block]:
+    """Words a font's ligature broke, mended from the document's own words: some fonts map the "ff" glyph of
+    "affect" to a lone "f" and the reader puts a space after it ("af ect"). "af ect" becomes "affect" only when the
+    document writes "affect" (or "affected") whole somewhere else and never writes "ect" as a word (likewise fi, fl, ffi,
+    ffl); nothing is guessed."""
+    text = "\n".join(b.text for b in blocks if b.table is None)
+    if not _BROKEN_LIGATURE.search(text):
+        return blocks
+    vocabulary = {w.lower() for w in _WORD.findall(_BROKEN_LIGATURE.sub(" ", text))}  # the words written whole
+    stems = vocabulary | {_SUFFIX.sub("", w) for w in vocabulary}
+
+    def mend(m: re.Match) -> str:
+        left, right = m.group(1), m.group(2)
+        if right.lower() in vocabulary:  # "of balance": a word of its own, not a broken one's end
+            return m.group(0)
+        for tail in _LIGATURE_TAILS:
+            word = (left + tail + right).lower()
+            if word in stems or _SUFFIX.sub("", word) in stems:  # "affected" where "affect" is whole, and back
+                return left + tail + right
+        return m.group(0)
+
+    return [b if b.table is not None else replace(b, text=_BROKEN_LIGATURE.sub(mend, b.text)) for b in blocks]
 
 
 def _no_text_reason(pdf: OpenPdf, log: OcrLog) -> str:

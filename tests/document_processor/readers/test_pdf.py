@@ -118,3 +118,16 @@ def test_without_tesseract_a_mixed_pdf_keeps_its_text_pages_and_says_which_were_
     document = parse_bytes(interleave((typed, 0), (scanned_pdf(PAGE_TEXT[:1]), 0)), "mixed.pdf", isolate=False)
     assert [c.location.page for c in document.chunks] == [1]
     assert len(document.warnings) == 1 and document.warnings[0].startswith("p. 2: scanned, not read (Tesseract")
+
+
+def test_words_a_ligature_broke_are_mended_from_the_documents_own_words():
+    """Some fonts map the 'ff' or 'ffi' glyph to a lone 'f' and the text comes out as 'af ect'."""
+    pages = ["Risk factors\nHigher rates could af ect our margins and we may suf er losses.",
+             "Weather can affect demand. Our officers suffered no harm.\nThe Of icer signed it.\n"
+             "We bought it of balance.\nThe balance was due.\nThe ef ort was large."]
+    doc = parse_bytes(make_pdf(pages), "filing.pdf", isolate=False)
+    text = "\n".join(c.text for c in doc.chunks)
+    assert "could affect our margins" in text and "may suffer losses" in text  # "suffered" is written whole
+    assert "The Officer signed it." in text
+    assert "of balance" in text  # "balance" is a word of its own
+    assert "The ef ort was large." in text  # "effort" is never written whole: nothing is guessed
