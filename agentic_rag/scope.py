@@ -97,7 +97,9 @@ class Reading:
                 said += f", and \"{self.read[1].title}\", which it refers to"
         else:
             said = f"Read {self.how}{len(self.read)} of {total} {self._unit()} of {self.file_name}"
-        if self.left:
+        if self.left and self.kind == "document" and self.outline.flat and len(self.read) > 1:
+            said += f", evenly spaced from {self.read[0].title} to {self.read[-1].title}"
+        elif self.left:
             said += "; not read: " + _names(self.left)
         return said + "."
 
@@ -157,9 +159,13 @@ def read_document(chunks: Sequence[Chunk], budget: int, outline: Outline | None 
     sections = _main_sections(outline)
     main = [s for s in sections if not SKIPPED.match(s.title)]
     count = max(1, min(len(main), MAX_SECTIONS, budget // MIN_SECTION_TOKENS))
-    # Too many to read: the largest, in the document's order (a filing's one-line items are the ones left out).
-    largest = set(sorted(range(len(main)), key=lambda i: (-(main[i].last - main[i].first), i))[:count])
-    chosen = [s for i, s in enumerate(main) if i in largest]
+    if outline.flat and len(main) > count:
+        # Pages, slides or paragraphs without headings: evenly spaced through the document, first and last included
+        picked = {round(i * (len(main) - 1) / max(1, count - 1)) for i in range(count)}
+    else:
+        # Too many to read: the largest, in the document's order (a filing's one-line items are the ones left out).
+        picked = set(sorted(range(len(main)), key=lambda i: (-(main[i].last - main[i].first), i))[:count])
+    chosen = [s for i, s in enumerate(main) if i in picked]
     left = [s for s in sections if s not in chosen]
     share = budget // max(1, len(chosen))
     by_ordinal = {c.ordinal: c for c in ordered}

@@ -117,3 +117,16 @@ def test_a_list_gathers_candidates_section_by_section_before_any_section_gives_a
 ])
 def test_an_aggregate_over_all_the_items_is_a_figure_not_a_list(question):
     assert scope_of(question, "factual") == "passage"
+
+
+def test_a_summary_of_a_document_without_headings_reads_parts_evenly_spaced_through_it():
+    chunks = [make_chunk("w", "memo.docx", f"Paragraph {i} of the memo says one thing. " + "word " * (5 + (i % 3) * 40),
+                         ordinal=i, paragraph=i + 1) for i in range(60)]
+    reading = read_document(chunks, budget=14 * 150)
+    assert reading.outline.flat and len(reading.read) == 14
+    firsts = [s.first for s in reading.read]
+    assert firsts[0] == 0 and firsts[-1] == 59  # from the start to the end, not the longest paragraphs
+    gaps = [b - a for a, b in zip(firsts, firsts[1:], strict=False)]
+    assert max(gaps) - min(gaps) <= 1
+    assert reading.coverage == ("Read the opening passages of 14 of 60 parts of memo.docx, evenly spaced from ¶ 1 "
+                                "to ¶ 60.")
