@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from document_processor import Chunk
 
 MAX_TITLE = 90
+MAX_ITEM_TITLE = 160  # a 10-K item's title is fixed and long ("Item 7. Management's Discussion and Analysis of …")
 MIN_SECTIONS = 2  # fewer detected sections than this are no outline: the document is read by pages
 MIN_DETECTED_PDF = 4  # a PDF's headings found in its text are its outline when there are at least this many
 _NUMBERED = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^.!?:;]{2,70})$")
-_ITEM = re.compile(r"^(?P<num>item\s+\d{1,2}[a-c]?)\.?\s*(?P<title>[A-Z][^!?]{2,80})?$", re.IGNORECASE)
+_ITEM = re.compile(r"^(?P<num>item\s+\d{1,2}[a-c]?)\.?\s*(?P<title>[A-Z][^!?]{2,150})?$", re.IGNORECASE)
+_NOTE = re.compile(r"^note\s+\d{1,2}[.:]?\s+(?P<title>[A-Z][^!?]{2,90})$", re.IGNORECASE)  # a filing's notes
 _PART = re.compile(r"^part\s+(?P<num>[ivx]{1,4})\b\.?\s*(?P<title>.{0,60})$", re.IGNORECASE)
 _CONTENTS = re.compile(r"(?:\s|\.{2,})\d{1,3}$")
 _NAMED = re.compile(r"^(?P<title>abstract|introduction|background|related work|conclusions?|discussion|"
@@ -145,12 +147,16 @@ def _key(title: str) -> str:
 
 def _heading(line: str) -> tuple[int, str] | None:
     """(level, title) when a line is a section heading, else None (a contents line ends with its page number)."""
-    if not line or len(line) > MAX_TITLE or line.endswith((",", ";")) or _CONTENTS.search(line):
+    if not line or len(line) > MAX_ITEM_TITLE or line.endswith((",", ";")) or _CONTENTS.search(line):
+        return None
+    if m := _ITEM.match(line):
+        return 2, line if m.group("title") else m.group("num").title()
+    if len(line) > MAX_TITLE:
         return None
     if m := _PART.match(line):
         return 1, line
-    if m := _ITEM.match(line):
-        return 2, line if m.group("title") else m.group("num").title()
+    if _NOTE.match(line):
+        return 3, line
     if m := _NUMBERED.match(line):
         if len(m.group("title").split()) > 9:
             return None

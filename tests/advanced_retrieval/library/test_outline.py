@@ -55,3 +55,21 @@ def test_a_document_without_headings_is_read_by_pages_and_says_so():
 def test_slides_without_titles_are_read_by_slides():
     chunks = [make_chunk("d4", "deck.pptx", f"bullet {i}", ordinal=i, slide=i + 1) for i in range(2)]
     assert build_outline(chunks).source == "slides"
+
+
+def test_a_filings_long_item_titles_and_its_notes_are_headings():
+    item7 = ("Item 7. Management’s Discussion and Analysis of Financial Condition and Results of Operations.")
+    texts = ["PART I\nItem 1. Business.\nWe make valves.", "Item 1A. Risk Factors.\nRates may rise.",
+             "PART II\nItem 5. Market for Registrant’s Common Equity, Related Stockholder Matters and Issuer Purchases "
+             "of Equity Securities.\nOur shares trade on the NYSE.", f"{item7}\nSales grew.",
+             "Item 8. Financial Statements and Supplementary Data.\nNOTE 1. Significant Accounting Policies\nWe use GAAP.",
+             "NOTE 2. Commitments and Contingencies\nWe are a defendant in a patent suit.", "Item 9. Changes in and "
+             "Disagreements with Accountants on Accounting and Financial Disclosure.\nNone."]
+    outline = build_outline([make_chunk("f", "10k.pdf", t, ordinal=i, page=i + 1) for i, t in enumerate(texts)])
+    assert len(item7) > 90
+    part2 = outline.find("PART II")
+    assert [c.title[:7] for c in part2.children] == ["Item 5.", "Item 7.", "Item 8.", "Item 9."]
+    notes = outline.find("Item 8. Financial Statements and Supplementary Data.").children
+    assert [(n.title, n.first, n.last) for n in notes] == [("NOTE 1. Significant Accounting Policies", 4, 4),
+                                                          ("NOTE 2. Commitments and Contingencies", 5, 5)]
+    assert outline.find(item7).first == outline.find(item7).last == 3
