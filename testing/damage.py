@@ -114,7 +114,11 @@ def _hnsw_dir(data: Path) -> Path:
 
 
 def _postings(data: Path) -> Path:
-    return data / "bm25" / (data / "bm25" / "CURRENT").read_text().strip() / "postings.npz"
+    """The token ids of the largest segment the live keyword index names."""
+    root = data / "bm25"
+    manifest = json.loads((root / (root / "CURRENT").read_text().strip()).read_text())
+    largest = max(manifest["segments"], key=lambda s: s["rows"])["name"]
+    return root / "segments" / largest / "tok.npy"
 
 
 def _flip(path: Path, at: int) -> None:

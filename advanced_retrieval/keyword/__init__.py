@@ -1,4 +1,5 @@
-"""Keyword retrieval: the BM25 index over chunks (`bm25`, its saved files `files` and what both share `corpus`),
+"""Keyword retrieval: the BM25 index over chunks (`bm25`, made of write-once `segments`, saved by `files`; what they
+share is in `corpus`),
 the index kept in step with a store (`index`), the tokenizer (`tokens`) and the query expansion from a small
 vocabulary of how documents word what questions ask (`vocabulary`, `expansion`)."""
 

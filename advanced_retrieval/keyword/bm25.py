@@ -1,9 +1,10 @@
-"""An immutable BM25 index over chunks, built on bm25s, that can be updated by making a new one cheaply.
+"""The BM25 index over chunks: segments written once (segments.py) and the counts BM25 needs, applied at query time.
 
-bm25s has no incremental update, so the index keeps its tokenised corpus as postings (chunk row, token id,
-term frequency) and rebuilds bm25s's sparse score matrix from them with numpy when chunks are added or removed;
-only new chunks are tokenised. Search goes through bm25s (`get_scores_from_ids` with a `weight_mask` for
-filters), and the saved form is bm25s's own files plus the postings, the chunk ids and a manifest.
+bm25s has no incremental update and its score matrix bakes in idf and the average length, so any write rebuilt
+and rewrote the whole index (at 150,000 chunks 0.6 s and 276 MB per write). Here a write adds one segment of its
+own chunks and updates the document frequencies; a deletion marks rows dead and un-counts their tokens. A query
+scores each token's postings in each segment with the library's current idf and average length, so the scores are
+those of a fresh build over the live chunks (tests/advanced_retrieval/keyword/test_bm25.py compares them).
 
 Scoring is bm25s's: method "lucene" by default (idf = ln(1 + (N - df + 0.5) / (df + 0.5)), always positive).
 rank_bm25's BM25Okapi uses idf = ln((N - df + 0.5) / (df + 0.5)): 0 for a term in exactly half of the chunks,
@@ -16,23 +17,25 @@ bm25s's robertson idf is 0 where BM25Okapi's epsilon rule applies.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+import threading
 from collections.abc import Iterable, Sequence
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 
-import bm25s
 import numpy as np
-import scipy.sparse as sp
 
-from advanced_retrieval.keyword.corpus import FORMAT_VERSION, BM25Params, Corpus
+from advanced_retrieval.keyword import segments as seg_mod
+from advanced_retrieval.keyword.corpus import FORMAT_VERSION, BM25Params
 from advanced_retrieval.keyword.expansion import EXPANSION_SHARE
-from advanced_retrieval.keyword.files import load_index, save_index
+from advanced_retrieval.keyword.files import MANIFEST, load_index, save_index
+from advanced_retrieval.keyword.segments import Segment
 from advanced_retrieval.keyword.tokens import TOKENIZER_VERSION, tokenize
 from advanced_retrieval.types import Filters
 from document_processor import Chunk
 
 _MASK_CACHE = 32  # filter masks remembered per index (an index never changes, so they never go stale)
+_VOCAB_LOCK = threading.Lock()  # the vocabulary dict is shared by an index and those made from it (see _grow)
 
 
 def _idf(df: np.ndarray, n: int, method: str) -> np.ndarray:
@@ -48,45 +51,6 @@ def _idf(df: np.ndarray, n: int, method: str) -> np.ndarray:
     return np.where(df > 0, idf, 0.0)
 
 
-def _scores(tf: np.ndarray, rows: np.ndarray, doc_len: np.ndarray, idf: np.ndarray, params: BM25Params):
-    """idf × bm25s's term-frequency part per posting, in float32 and in place (ten million postings: 0.1 s).
-
-    "atire" keeps BM25Okapi's (k1 + 1) factor, the others drop it (a constant, so rankings do not change).
-    """
-    avgdl = float(doc_len.mean()) or 1.0  # all-empty chunks: no postings, any divisor will do
-    norm = (params.k1 * (1 - params.b + params.b * doc_len / avgdl)).astype(np.float32)
-    out = norm[rows]
-    out += tf
-    num = tf * np.float32(params.k1 + 1) if params.method == "atire" else tf
-    np.divide(num, out, out=out)
-    out *= idf
-    return out
-
-
-def _build_model(corpus: Corpus, params: BM25Params) -> bm25s.BM25 | None:
-    """bm25s's CSC score matrix (columns = tokens) computed from the postings, or None for an empty corpus.
-
-    The postings are row-sorted, i.e. already a CSR matrix of term frequencies; scipy turns that into CSC in
-    linear time (a stable argsort of ten million token ids took 1.4 s, this 0.1 s).
-    """
-    n, n_vocab = len(corpus.chunk_ids), len(corpus.vocab)
-    if n == 0:
-        return None
-    row_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(corpus.rows, minlength=n), out=row_ptr[1:])
-    csc = sp.csr_matrix((corpus.tf.astype(np.float32), corpus.tok, row_ptr), shape=(n, n_vocab)).tocsc()
-    df = np.diff(csc.indptr)
-    tok = np.repeat(np.arange(n_vocab, dtype=np.int32), df)
-    idf = _idf(df, n, params.idf).astype(np.float32)[tok]
-    data = _scores(csc.data, csc.indices, corpus.doc_len, idf, params)
-    model = bm25s.BM25(k1=params.k1, b=params.b, method=params.method, idf_method=params.idf)
-    indices = csc.indices.astype(np.int32, copy=False)
-    model.scores = {"data": data, "indices": indices, "indptr": csc.indptr.astype(np.int64), "num_docs": n}
-    model.vocab_dict = corpus.vocab
-    model.nonoccurrence_array = None
-    return model
-
-
 def _codes(values: Sequence[str], names: tuple[str, ...]) -> tuple[np.ndarray, tuple[str, ...]]:
     """Categorical codes for `values`, extending `names` with values not seen before."""
     index = {name: i for i, name in enumerate(names)}
@@ -100,117 +64,192 @@ def _codes(values: Sequence[str], names: tuple[str, ...]) -> tuple[np.ndarray, t
     return codes, tuple(new)
 
 
-def _append(corpus: Corpus, chunks: Sequence[Chunk]) -> Corpus:
-    """A new corpus with `chunks` tokenised and appended; the vocabulary dict is copied, never shared."""
-    vocab = dict(corpus.vocab)
-    start = len(corpus.chunk_ids)
-    rows, tok, tf, lengths = [], [], [], np.empty(len(chunks), dtype=np.int32)
-    for i, chunk in enumerate(chunks):
-        counts = Counter(tokenize(chunk.index_text))
-        lengths[i] = sum(counts.values())
-        for token, count in counts.items():
-            tok.append(vocab.setdefault(token, len(vocab)))
-            tf.append(count)
-        rows.extend([start + i] * len(counts))
-    doc_codes, doc_names = _codes([c.doc_id for c in chunks], corpus.doc_names)
-    type_codes, type_names = _codes([c.file_type for c in chunks], corpus.type_names)
-    return Corpus(
-        chunk_ids=corpus.chunk_ids + tuple(c.id for c in chunks), doc_names=doc_names, type_names=type_names,
-        doc_codes=np.concatenate([corpus.doc_codes, doc_codes]),
-        type_codes=np.concatenate([corpus.type_codes, type_codes]),
-        doc_len=np.concatenate([corpus.doc_len, lengths]),
-        rows=np.concatenate([corpus.rows, np.asarray(rows, dtype=np.int32)]),
-        tok=np.concatenate([corpus.tok, np.asarray(tok, dtype=np.int32)]),
-        tf=np.concatenate([corpus.tf, np.asarray(tf, dtype=np.int32)]), vocab=vocab,
-    )
-
-
-def _keep(corpus: Corpus, keep: np.ndarray) -> Corpus:
-    """A new corpus with only the rows where `keep` is True, renumbered in order."""
-    if not keep.any():
-        return Corpus()
-    new_row = np.cumsum(keep, dtype=np.int64).astype(np.int32) - 1
-    kept = keep[corpus.rows]
-    return Corpus(
-        chunk_ids=tuple(c for c, k in zip(corpus.chunk_ids, keep, strict=True) if k), doc_names=corpus.doc_names,
-        type_names=corpus.type_names, doc_codes=corpus.doc_codes[keep], type_codes=corpus.type_codes[keep],
-        doc_len=corpus.doc_len[keep], rows=new_row[corpus.rows[kept]], tok=corpus.tok[kept],
-        tf=corpus.tf[kept], vocab=corpus.vocab,
-    )
-
-
 class BM25Index:
     """Okapi BM25 over chunk ids, immutable: updates return a new index, so readers keep a consistent snapshot.
 
-    `generation` is the vector store generation this index reflects.
+    `generation` is the vector store generation this index reflects. Rows are the segments' rows in order, dead
+    ones included (they score 0); `count` and `chunk_ids` are the live ones.
     """
 
-    def __init__(
-        self, corpus: Corpus | None = None, *, params: BM25Params | None = None, generation: int = 0,
-        model: bm25s.BM25 | None = None,
-    ):
-        """Use `build`, `load` or the update methods; `model` is a score matrix already built for `corpus`."""
-        self._corpus = corpus or Corpus()
+    def __init__(self, segments: Sequence[Segment] = (), dead: Sequence[np.ndarray | None] | None = None, *,
+                 params: BM25Params | None = None, generation: int = 0, doc_names: tuple[str, ...] = (),
+                 type_names: tuple[str, ...] = (), vocab: dict[str, int] | None = None,
+                 df: np.ndarray | None = None):
+        """Use `build`, `load` or the update methods. `vocab` is the segments' tokens as a dict (ids in order) and
+        `df` the live rows holding each token; both are derived when not given."""
+        self._segments = list(segments)
+        self._dead = list(dead) if dead is not None else [None] * len(self._segments)
         self.params = params or BM25Params()
         self.generation = generation
-        self._model = model if model is not None else _build_model(self._corpus, self.params)
+        self._doc_names, self._type_names = doc_names, type_names
+        self._n_vocab = self._segments[-1].vocab_end if self._segments else 0
+        if vocab is None:
+            vocab = {t: i for i, t in enumerate(t for s in self._segments for t in s.tokens)}
+        self._vocab = vocab
+        self._df = df if df is not None else self._count_df()
+        self._offsets = np.cumsum([0] + [s.rows for s in self._segments]).astype(np.int64)
         self._masks: dict[tuple, np.ndarray] = {}
+
+    def _count_df(self) -> np.ndarray:
+        df = np.zeros(self._n_vocab, dtype=np.int64)
+        for seg, gone in zip(self._segments, self._dead, strict=True):
+            df[: seg.vocab_end] += seg.df()
+            if gone is not None:
+                df -= np.bincount(seg.tokens_of(np.flatnonzero(gone)), minlength=self._n_vocab)
+        return df
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], *, params: BM25Params | None = None, generation: int = 0) -> BM25Index:
         """An index of `chunks` (each chunk's context header and text)."""
         return cls(params=params, generation=generation).with_chunks(list(chunks), generation=generation)
 
+    def _like(self, segments, dead, *, generation: int, vocab=None, df=None, doc_names=None,
+              type_names=None) -> BM25Index:
+        return BM25Index(segments, dead, params=self.params, generation=generation,
+                         doc_names=self._doc_names if doc_names is None else doc_names,
+                         type_names=self._type_names if type_names is None else type_names,
+                         vocab=self._vocab if vocab is None else vocab, df=self._df if df is None else df)
+
     # -- what it holds --------------------------------------------------------------------------------------
-    @property
-    def count(self) -> int:
-        return len(self._corpus.chunk_ids)
+    @cached_property
+    def _alive(self) -> np.ndarray | None:
+        """Live rows (None: all of them)."""
+        if all(d is None for d in self._dead):
+            return None
+        return np.concatenate([~d if d is not None else np.ones(s.rows, dtype=bool)
+                               for s, d in zip(self._segments, self._dead, strict=True)])
+
+    @cached_property
+    def _all_ids(self) -> tuple[str, ...]:
+        return tuple(c for s in self._segments for c in s.chunk_ids)
+
+    def _row_array(self, key: str) -> np.ndarray:
+        if not self._segments:
+            return np.zeros(0, dtype=np.int32)
+        return np.concatenate([getattr(s, key) for s in self._segments])
+
+    @cached_property
+    def _doc_codes(self) -> np.ndarray:
+        return self._row_array("doc_codes")
+
+    @cached_property
+    def _type_codes(self) -> np.ndarray:
+        return self._row_array("type_codes")
+
+    @cached_property
+    def _doc_len(self) -> np.ndarray:
+        return self._row_array("doc_len")
 
     @property
+    def count(self) -> int:
+        alive = self._alive
+        return int(self._offsets[-1]) if alive is None else int(alive.sum())
+
+    @cached_property
     def chunk_ids(self) -> tuple[str, ...]:
-        return self._corpus.chunk_ids
+        alive = self._alive
+        if alive is None:
+            return self._all_ids
+        return tuple(c for c, a in zip(self._all_ids, alive, strict=True) if a)
 
     @property
     def vocabulary_size(self) -> int:
-        return len(self._corpus.vocab)
+        return self._n_vocab
+
+    @property
+    def segment_count(self) -> int:
+        return len(self._segments)
 
     @cached_property
     def documents(self) -> dict[str, int]:
         """{doc_id: chunks} of the documents it holds: compared with the store's records (VectorStore.chunk_counts)
         to tell whether it holds the store's documents without listing every chunk id."""
-        counts = np.bincount(self._corpus.doc_codes, minlength=len(self._corpus.doc_names))
-        return {name: int(n) for name, n in zip(self._corpus.doc_names, counts, strict=True) if n}
+        counts = self._doc_sizes
+        return {name: int(n) for name, n in zip(self._doc_names, counts, strict=True) if n}
 
     @cached_property
+    def _ids_sum(self) -> int:
+        return ids_sum(self.chunk_ids)
+
+    @property
     def ids_hash(self) -> str:
-        """sha256 of the sorted chunk ids, to compare with the store without comparing every id."""
-        return ids_hash(self._corpus.chunk_ids)
+        """A digest of the chunk ids (module function ids_hash), to compare with the store without comparing every
+        id; kept up to date by each write from its own ids."""
+        return f"{self._ids_sum:032x}"
 
     # -- updates --------------------------------------------------------------------------------------------
     def with_chunks(self, chunks: Sequence[Chunk], *, generation: int) -> BM25Index:
-        """A new index with `chunks` added; chunks already present (same id) are skipped."""
-        known = set(self._corpus.chunk_ids)
-        fresh = []
+        """A new index with `chunks` added as one segment; chunks already present (same id) are skipped. Ids are
+        looked up only for documents the index holds already (an id is derived from its document's id), so adding
+        a new document never lists the library's ids."""
+        held = self.documents
+        fresh, seen = [], set()
         for chunk in chunks:  # the first of repeated ids wins, as in the vector store
-            if chunk.id not in known:
-                known.add(chunk.id)
+            if chunk.id not in seen and (chunk.doc_id not in held or chunk.id not in self._row_of):
+                seen.add(chunk.id)
                 fresh.append(chunk)
-        corpus = _append(self._corpus, fresh) if fresh else self._corpus
-        return BM25Index(corpus, params=self.params, generation=generation)
+        if not fresh:
+            return self.at_generation(generation)
+        with _VOCAB_LOCK:  # two writers growing one shared dict would give a token two ids
+            vocab = self._grow()
+            doc_len, row_ptr, tok, tf, tokens = seg_mod.tokenised(fresh, vocab, tokenize)
+        doc_codes, doc_names = _codes([c.doc_id for c in fresh], self._doc_names)
+        type_codes, type_names = _codes([c.file_type for c in fresh], self._type_names)
+        segment = seg_mod.make(tuple(c.id for c in fresh), doc_codes, type_codes, doc_len, row_ptr, tok, tf,
+                               tokens, self._n_vocab)
+        df = np.zeros(segment.vocab_end, dtype=np.int64)
+        df[: self._n_vocab] = self._df
+        df += segment.df()
+        segments, dead = seg_mod.tidy(self._segments + [segment], self._dead + [None])
+        index = self._like(segments, dead, generation=generation, vocab=vocab, df=df, doc_names=doc_names,
+                           type_names=type_names)
+        index._ids_sum = (self._ids_sum + ids_sum(segment.chunk_ids)) % _HASH_MOD
+        return index
+
+    def _grow(self) -> dict[str, int]:
+        """The vocabulary dict a new segment may add to: this index's own when no newer index added to it (the
+        usual case: no copy of a large dict per write), else a copy of the part this index knows. Older indexes
+        ignore ids beyond their own vocabulary, so sharing the dict never changes what they find. The caller holds
+        _VOCAB_LOCK."""
+        if len(self._vocab) == self._n_vocab:
+            return self._vocab
+        return dict(islice(self._vocab.items(), self._n_vocab))
 
     def without_chunks(self, chunk_ids: Iterable[str], *, generation: int) -> BM25Index:
         """A new index without the given chunk ids (unknown ids are ignored)."""
-        gone = set(chunk_ids)
-        keep = np.fromiter((c not in gone for c in self._corpus.chunk_ids), dtype=bool, count=self.count)
-        corpus = self._corpus if keep.all() else _keep(self._corpus, keep)
-        return BM25Index(corpus, params=self.params, generation=generation)
+        row_of = self._row_of
+        rows = np.fromiter((row_of[c] for c in set(chunk_ids) if c in row_of), dtype=np.int64)
+        return self._without_rows(np.sort(rows), generation)
 
     def without_documents(self, doc_ids: Iterable[str], *, generation: int) -> BM25Index:
         """A new index without any chunk of the given documents."""
-        codes = [i for i, name in enumerate(self._corpus.doc_names) if name in set(doc_ids)]
-        keep = ~np.isin(self._corpus.doc_codes, codes)
-        corpus = self._corpus if keep.all() else _keep(self._corpus, keep)
-        return BM25Index(corpus, params=self.params, generation=generation)
+        wanted = set(doc_ids)
+        codes = [i for i, name in enumerate(self._doc_names) if name in wanted]
+        gone = np.isin(self._doc_codes, codes)
+        if self._alive is not None:
+            gone &= self._alive
+        return self._without_rows(np.flatnonzero(gone), generation)
+
+    def _without_rows(self, rows: np.ndarray, generation: int) -> BM25Index:
+        """`rows` (global, live, sorted) marked dead and their tokens un-counted."""
+        if not len(rows):
+            return self.at_generation(generation)
+        if len(rows) == self.count:  # nothing left: start afresh (the vocabulary too)
+            return BM25Index(params=self.params, generation=generation)
+        df = self._df.copy()
+        dead = list(self._dead)
+        gone_sum = ids_sum(self._all_ids[r] for r in rows)
+        which = np.searchsorted(self._offsets, rows, side="right") - 1
+        for i in np.unique(which):
+            seg, local = self._segments[i], rows[which == i] - self._offsets[i]
+            mask = np.zeros(seg.rows, dtype=bool) if dead[i] is None else dead[i].copy()
+            mask[local] = True
+            dead[i] = mask
+            df -= np.bincount(seg.tokens_of(local), minlength=len(df))
+        segments, dead = seg_mod.tidy(self._segments, dead)
+        index = self._like(segments, dead, generation=generation, df=df)
+        index._ids_sum = (self._ids_sum - gone_sum) % _HASH_MOD
+        return index
 
     def at_generation(self, generation: int) -> BM25Index:
         """The same content, recorded as reflecting another store generation (no rebuild)."""
@@ -236,7 +275,8 @@ class BM25Index:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[scores[top] > 0]
         top = top[np.lexsort((top, -scores[top]))]
-        return [(self._corpus.chunk_ids[i], float(scores[i])) for i in top]
+        ids = self._all_ids
+        return [(ids[i], float(scores[i])) for i in top]
 
     def score(self, query: str, chunk_ids: Iterable[str]) -> dict[str, float]:
         """BM25 scores of particular chunks (0.0 when no query token occurs in them; unknown ids left out)."""
@@ -248,8 +288,8 @@ class BM25Index:
         """Every chunk id the filters allow, in index order."""
         mask = self._mask(allowed)
         if mask is None:
-            return list(self._corpus.chunk_ids)
-        return [self._corpus.chunk_ids[i] for i in np.flatnonzero(mask)]
+            return list(self.chunk_ids)
+        return [self._all_ids[i] for i in np.flatnonzero(mask)]
 
     def document_rates(self, words: Iterable[str]) -> dict[str, dict[str, float]]:
         """For each word, {doc_id: share of that document's chunks holding it} over the documents that hold it;
@@ -257,53 +297,103 @@ class BM25Index:
         Used to tell a document's name from an ordinary word (advanced_retrieval.query.naming)."""
         out: dict[str, dict[str, float]] = {}
         for word in words:
-            ids = [self._corpus.vocab.get(t) for t in tokenize(word)]
-            if not ids or None in ids or self._model is None:
+            ids = [self._token_id(t) for t in tokenize(word)]
+            if not ids or None in ids or not self._df[ids].all():
                 out[word] = {}
                 continue
-            indptr, indices = self._model.scores["indptr"], self._model.scores["indices"]
-            rarest = min(ids, key=lambda i: indptr[i + 1] - indptr[i])
-            codes, counts = np.unique(self._corpus.doc_codes[indices[indptr[rarest]:indptr[rarest + 1]]],
-                                      return_counts=True)
-            out[word] = {self._corpus.doc_names[c]: float(n / self._doc_sizes[c])
-                         for c, n in zip(codes, counts, strict=True)}
+            rarest = min(ids, key=lambda i: self._df[i])
+            rows = self._postings(rarest)[0]
+            if self._alive is not None:
+                rows = rows[self._alive[rows]]
+            codes, counts = np.unique(self._doc_codes[rows], return_counts=True)
+            out[word] = {self._doc_names[c]: float(n / self._doc_sizes[c]) for c, n in zip(codes, counts, strict=True)}
         return out
+
+    def _token_id(self, token: str) -> int | None:
+        i = self._vocab.get(token)
+        return i if i is not None and i < self._n_vocab else None
+
+    def _postings(self, token: int) -> tuple[np.ndarray, np.ndarray]:
+        """(global rows, term frequencies) of every row holding `token`, dead rows included."""
+        rows, tfs = [], []
+        for seg, offset in zip(self._segments, self._offsets, strict=False):
+            if token < seg.vocab_end:
+                a, b = seg.col_ptr[token], seg.col_ptr[token + 1]
+                rows.append(seg.col_rows[a:b] + offset)
+                tfs.append(seg.col_tf[a:b])
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        return np.concatenate(rows), np.concatenate(tfs)
 
     @cached_property
     def _doc_sizes(self) -> np.ndarray:
-        """Chunks per document code."""
-        return np.bincount(self._corpus.doc_codes, minlength=len(self._corpus.doc_names))
+        """Live chunks per document code."""
+        codes = self._doc_codes if self._alive is None else self._doc_codes[self._alive]
+        return np.bincount(codes, minlength=len(self._doc_names))
 
     @cached_property
     def _row_of(self) -> dict[str, int]:
-        return {cid: row for row, cid in enumerate(self._corpus.chunk_ids)}
+        """{chunk id: row} of the live rows."""
+        alive = self._alive
+        if alive is None:
+            return {cid: row for row, cid in enumerate(self._all_ids)}
+        return {cid: row for row, (cid, a) in enumerate(zip(self._all_ids, alive, strict=True)) if a}
+
+    @cached_property
+    def _norm(self) -> np.ndarray:
+        """BM25's length normalisation per row, k1 × (1 - b + b × length / average length of the live rows)."""
+        p, doc_len = self.params, self._doc_len
+        live = doc_len if self._alive is None else doc_len[self._alive]
+        avgdl = float(live.mean()) if len(live) else 1.0
+        avgdl = avgdl or 1.0  # all-empty chunks: no postings, any divisor will do
+        return (p.k1 * (1 - p.b + p.b * doc_len / avgdl)).astype(np.float32)
 
     def _scores(self, query: str, allowed: Filters | None, skip: frozenset[str] = frozenset()) -> np.ndarray | None:
-        """Scores of every chunk for `query` (each token as often as the query holds it), tokens in `skip` left
-        out; None when no token is known."""
-        vocab = self._corpus.vocab
+        """Scores of every row for `query` (each token as often as the query holds it), tokens in `skip` left
+        out, dead rows 0; None when no token is known."""
         tokens = tokenize(query)
         if skip:
             tokens = [t for t in dict.fromkeys(tokens) if t not in skip]
-        ids = [vocab[t] for t in tokens if t in vocab]
-        if self._model is None or not ids:
+        ids = [i for i in map(self._token_id, tokens) if i is not None and self._df[i] > 0]
+        if not ids:
             return None
         mask = self._mask(allowed)
         if mask is not None and not mask.any():
             return None
-        return self._model.get_scores_from_ids(ids, weight_mask=mask)
+        idf = _idf(self._df[ids], self.count, self.params.idf).astype(np.float32)
+        scores = np.zeros(int(self._offsets[-1]), dtype=np.float32)
+        atire, k1 = self.params.method == "atire", np.float32(self.params.k1 + 1)
+        norm = self._norm
+        for token, weight in zip(ids, idf, strict=True):
+            for seg, offset in zip(self._segments, self._offsets, strict=False):
+                if token >= seg.vocab_end:
+                    continue
+                a, b = seg.col_ptr[token], seg.col_ptr[token + 1]
+                if a == b:
+                    continue
+                rows, tf = seg.col_rows[a:b], seg.col_tf[a:b]
+                part = norm[offset: offset + seg.rows][rows]
+                part += tf
+                np.divide(tf * k1 if atire else tf, part, out=part)
+                part *= weight
+                np.add.at(scores[offset: offset + seg.rows], rows, part)
+        if mask is not None:
+            scores *= mask
+        elif self._alive is not None:
+            scores *= self._alive
+        return scores
 
     def _mask(self, allowed: Filters | None) -> np.ndarray | None:
-        """1.0 for chunks the filters allow, else 0.0 (None: no filter); cached per filter value."""
+        """1.0 for live rows the filters allow, else 0.0 (None: no filter); cached per filter value."""
         if allowed is None or (allowed.doc_ids is None and allowed.file_types is None):
             return None
         key = tuple(None if v is None else tuple(v) for v in (allowed.doc_ids, allowed.file_types))  # lists too
         mask = self._masks.get(key)
         if mask is None:
-            ok = np.ones(self.count, dtype=bool)
+            ok = np.ones(int(self._offsets[-1]), dtype=bool) if self._alive is None else self._alive.copy()
             for wanted, names, codes in (
-                (key[0], self._corpus.doc_names, self._corpus.doc_codes),
-                (key[1], self._corpus.type_names, self._corpus.type_codes),
+                (key[0], self._doc_names, self._doc_codes),
+                (key[1], self._type_names, self._type_codes),
             ):
                 if wanted is not None:
                     ok &= np.isin(codes, [i for i, name in enumerate(names) if name in set(wanted)])
@@ -319,25 +409,49 @@ class BM25Index:
         p = self.params
         return {
             "format": FORMAT_VERSION, "tokenizer": TOKENIZER_VERSION, "generation": self.generation,
-            "count": self.count, "ids_hash": self.ids_hash,
-            "params": {"k1": p.k1, "b": p.b, "method": p.method, "idf_method": p.idf},
+            "count": self.count, "ids_hash": self.ids_hash, "params": {"k1": p.k1, "b": p.b, "method": p.method, "idf_method": p.idf},
+            "doc_names": list(self._doc_names), "type_names": list(self._type_names),
+            "segments": [{"name": s.name, "rows": s.rows, "dead": _runs(d)}
+                         for s, d in zip(self._segments, self._dead, strict=True)],
         }
 
-    def save(self, directory: Path) -> None:
-        """Write the index into `directory` (created); the manifest is written last."""
-        save_index(self, self._corpus, self._model, Path(directory))
+    def save(self, directory: Path, manifest: str = MANIFEST) -> None:
+        """Write the index into `directory` (created): the segments not there yet, then the manifest `manifest`.
+        Segments never change, so a copy saved over an earlier one writes only what was added since."""
+        save_index(self.manifest(), self._segments, Path(directory), manifest)
 
     @classmethod
-    def load(cls, directory: Path, *, params: BM25Params | None = None) -> BM25Index:
-        """Read an index saved by `save`; with other `params` it is re-scored from its postings (no re-tokenising).
+    def load(cls, directory: Path, *, params: BM25Params | None = None, manifest: str = MANIFEST) -> BM25Index:
+        """Read an index saved by `save` (or by the earlier, one-file-set format); other `params` just score
+        differently (scores are computed at query time from the postings).
 
         Raises:
             BM25IndexError: missing or unreadable files, another format/tokenizer version, or inconsistent sizes.
         """
-        corpus, model, saved_params, generation = load_index(Path(directory))
-        if params is not None and not params.scores_like(saved_params):
-            return cls(corpus, params=params, generation=generation)
-        return cls(corpus, params=saved_params, generation=generation, model=model)
+        saved = load_index(Path(directory), manifest)
+        dead = [_mask_of(runs, seg.rows) for seg, runs in zip(saved.segments, saved.dead, strict=True)]
+        index = cls(saved.segments, dead, params=params or saved.params, generation=saved.generation,
+                    doc_names=saved.doc_names, type_names=saved.type_names)
+        if saved.ids_hash:  # written by the index that saved these very segments (their files checked above)
+            index._ids_sum = int(saved.ids_hash, 16)
+        return index
+
+
+def _runs(dead: np.ndarray | None) -> list[list[int]]:
+    """[[start, end), …] of the True runs of `dead`."""
+    if dead is None or not dead.any():
+        return []
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], dead, [False])).astype(np.int8)))
+    return [[int(a), int(b)] for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+def _mask_of(runs: list[list[int]], rows: int) -> np.ndarray | None:
+    if not runs:
+        return None
+    mask = np.zeros(rows, dtype=bool)
+    for a, b in runs:
+        mask[a:b] = True
+    return mask
 
 
 def expanded(own: np.ndarray | None, extra: np.ndarray | None) -> np.ndarray | None:
@@ -352,11 +466,20 @@ def expanded(own: np.ndarray | None, extra: np.ndarray | None) -> np.ndarray | N
     return own + np.float32(weight) * extra
 
 
+_HASH_MOD = 1 << 128
+
+
+def ids_sum(chunk_ids: Iterable[str]) -> int:
+    """The sum of the ids' 128-bit blake2b digests, modulo 2^128: the same for the same set in any order, and kept
+    up to date by adding a write's ids and subtracting a deletion's (no pass over the library)."""
+    total = 0
+    for cid in chunk_ids:
+        total += int.from_bytes(hashlib.blake2b(cid.encode(), digest_size=16).digest(), "big")
+    return total % _HASH_MOD
+
+
 def ids_hash(chunk_ids: Iterable[str]) -> str:
-    """sha256 over the sorted chunk ids (one per line)."""
-    h = hashlib.sha256()
-    for cid in sorted(chunk_ids):
-        h.update(cid.encode())
-        h.update(b"\n")
-    return h.hexdigest()
+    """A digest of a set of chunk ids (ids_sum in hex), to compare an index with the store without comparing
+    every id."""
+    return f"{ids_sum(chunk_ids):032x}"
 

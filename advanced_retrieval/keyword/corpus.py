@@ -1,14 +1,12 @@
-"""What the BM25 index and its saved files share: the tokenised corpus, the BM25 parameters, the format version
-and the error a saved index that cannot be used raises. (bm25.py builds and searches an index; files.py saves and
-loads one; both import this module, neither the other.)"""
+"""What the BM25 index and its saved files share: the BM25 parameters, the format version and the error a saved
+index that cannot be used raises. (bm25.py builds and searches an index; files.py and segments.py save and load
+one; they import this module, not each other's callers.)"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import numpy as np
-
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: segments and a manifest naming them; 1 (still read): one set of files with bm25s's scores
 METHODS = ("lucene", "robertson", "atire")
 
 
@@ -35,28 +33,3 @@ class BM25Params:
     @property
     def idf(self) -> str:
         return self.idf_method or self.method
-
-    def scores_like(self, other: BM25Params) -> bool:
-        """Whether both give the same scores: idf_method None means the method's own idf, so BM25Params() and the
-        BM25Params(idf_method="lucene") a saved manifest reads back are the same parameters."""
-        return (self.k1, self.b, self.method, self.idf) == (other.k1, other.b, other.method, other.idf)
-
-
-def _ints() -> np.ndarray:
-    return np.zeros(0, dtype=np.int32)
-
-
-@dataclass(frozen=True, eq=False)
-class Corpus:
-    """The tokenised chunks: postings sorted by row, and per-row chunk id, document and file type."""
-
-    chunk_ids: tuple[str, ...] = ()
-    doc_names: tuple[str, ...] = ()  # doc_codes index into these
-    type_names: tuple[str, ...] = ()
-    doc_codes: np.ndarray = field(default_factory=_ints)
-    type_codes: np.ndarray = field(default_factory=_ints)
-    doc_len: np.ndarray = field(default_factory=_ints)  # tokens per chunk, repeats counted
-    rows: np.ndarray = field(default_factory=_ints)
-    tok: np.ndarray = field(default_factory=_ints)
-    tf: np.ndarray = field(default_factory=_ints)
-    vocab: dict = field(default_factory=dict)  # token -> id; never shrinks except when the index becomes empty

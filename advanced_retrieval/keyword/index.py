@@ -1,8 +1,10 @@
 """The BM25 index of one vector store: saved under a directory, kept in step with the store's generation.
 
-Saved copies live in version folders ("g<generation>-<random>"); a CURRENT file names the live one and is replaced
-atomically, so a reader in another process never loads a half-written copy. The copy's manifest records the store
-generation, chunk count and a hash of the sorted chunk ids.
+Saved copies are manifests ("g<generation>-<random>.json") naming segments in the `segments` folder, which every
+copy shares (a segment is written once: a write saves its own chunks and a new manifest, not the library). A
+CURRENT file names the live manifest and is replaced atomically, so a reader in another process never loads a
+half-written copy. The manifest records the store generation and the chunk count. (Copies saved before segments
+are version folders holding their own files: still read, and removed once a newer copy is live.)
 
 Freshness: `current(store)` costs one generation read when nothing changed. When the generation moved (another
 process wrote), the saved copy is loaded if its manifest matches the store, else the index is brought up to date
@@ -22,7 +24,8 @@ from pathlib import Path
 
 from advanced_retrieval.keyword.bm25 import BM25Index
 from advanced_retrieval.keyword.corpus import BM25IndexError, BM25Params
-from advanced_retrieval.keyword.files import read_manifest, relabel
+from advanced_retrieval.keyword.files import read_manifest, relabel, segment_names
+from advanced_retrieval.keyword.segments import SEGMENTS
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +119,7 @@ class KeywordIndex:
     def _relabel(self, generation: int) -> None:
         """The live saved copy recorded as reflecting `generation`; the caller holds the writers' lock."""
         try:
-            name = (self.directory / _CURRENT).read_text(encoding="utf-8").strip()
-            relabel(self.directory / name, generation)
+            relabel(*self._live(self.directory / _CURRENT), generation)
         except OSError as e:
             raise BM25IndexError(f"could not update the keyword index in {self.directory} ({e}); "
                                  f"is the disk full?") from e
@@ -130,18 +132,24 @@ class KeywordIndex:
     def load_saved(self) -> BM25Index:
         """The live saved copy. Raises BM25IndexError when there is none or it cannot be read."""
         try:
-            name = (self.directory / _CURRENT).read_text(encoding="utf-8").strip()
+            directory, manifest = self._live(self.directory / _CURRENT)
         except FileNotFoundError as e:
             raise BM25IndexError(f"no saved BM25 index in {self.directory}") from e
         except OSError as e:
             raise BM25IndexError(f"cannot read {self.directory / _CURRENT}: {e}") from e
-        return BM25Index.load(self.directory / name, params=self.params)
+        return BM25Index.load(directory, params=self.params, manifest=manifest)
+
+    def _live(self, current: Path) -> tuple[Path, str]:
+        """(directory, manifest name) of the copy CURRENT names: a manifest beside it, or a format-1 folder."""
+        name = current.read_text(encoding="utf-8").strip()
+        if (self.directory / name).is_dir():
+            return self.directory / name, "manifest.json"
+        return self.directory, name
 
     def saved_manifest(self) -> dict | None:
         """The live saved copy's manifest, or None when there is no readable one."""
         try:
-            name = (self.directory / _CURRENT).read_text(encoding="utf-8").strip()
-            return read_manifest(self.directory / name)
+            return read_manifest(*self._live(self.directory / _CURRENT))
         except (OSError, BM25IndexError):
             return None
 
@@ -164,8 +172,8 @@ class KeywordIndex:
         return fresh
 
     def _save(self, index: BM25Index, *, cleanup: bool) -> None:
-        name = f"g{index.generation}-{uuid.uuid4().hex[:8]}"
-        index.save(self.directory / name)
+        name = f"g{index.generation}-{uuid.uuid4().hex[:8]}.json"
+        index.save(self.directory, manifest=name)
         current = self.directory / _CURRENT
         previous = current.read_text(encoding="utf-8").strip() if current.exists() else None
         tmp = self.directory / f"{_CURRENT}.{uuid.uuid4().hex[:8]}.tmp"
@@ -175,10 +183,23 @@ class KeywordIndex:
             self._remove_old({name, previous})
 
     def _remove_old(self, keep: set[str | None]) -> None:
-        old = [p for p in self.directory.iterdir() if p.is_dir() and p.name not in keep]
+        """Manifests and format-1 folders other than `keep`, then the segments no kept manifest names."""
+        used: set[str] = set()
+        for name in keep:
+            if name and not (self.directory / name).is_dir():
+                try:
+                    used.update(segment_names(read_manifest(self.directory, name)))
+                except BM25IndexError as e:  # keep every segment rather than lose one the live copy needs
+                    log.warning("keyword index cleanup skipped: %s", e)
+                    return
+        old = [p for p in self.directory.iterdir() if p.name not in keep and p.name not in (_CURRENT, SEGMENTS)
+               and (p.is_dir() or p.suffix == ".json")]
+        segments = self.directory / SEGMENTS
+        if segments.is_dir():
+            old += [p for p in segments.iterdir() if p.name not in used]
         for path in old:
             try:
-                shutil.rmtree(path)
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
             except OSError as e:  # a copy left behind costs disk space only; the next save tries again
                 log.warning("could not remove old keyword index %s: %s", path, e)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from advanced_retrieval import KeywordIndex
@@ -93,3 +95,27 @@ def test_a_search_that_waited_for_a_writer_does_not_put_the_older_index_back(tmp
     index = keyword.current(_WriterBetween(store, write))
     assert index.generation == store.generation()
     assert sorted(index.chunk_ids) == sorted(store.chunk_ids())  # doc-b caught up, doc-c kept
+
+
+def test_saved_copies_share_segments_and_old_ones_are_removed(tmp_path, store):
+    """Each publish writes its own segment and a manifest; what neither the live copy nor the one before it names
+    (older manifests, merged-away segments, a copy in the earlier one-folder format) is removed."""
+    from advanced_retrieval.keyword.segments import SEGMENTS
+    from tests.advanced_retrieval.keyword.test_files import _v1_copy
+
+    root = tmp_path / "bm25"
+    root.mkdir()
+    _v1_copy(root / "g1-old", CORPUS[:2])
+    (root / "CURRENT").write_text("g1-old")
+    keyword = KeywordIndex(root)
+    store.add_document(make_doc(CORPUS[:6], "doc-0"))
+    keyword.open(store)  # the old copy is stale: caught up and published in the new format
+    for i in range(1, 12):
+        keyword.publish(keyword.snapshot().with_chunks(make_doc([f"{CORPUS[i % 8]} {i}"], f"doc-{i}").chunks,
+                                                       generation=i))
+    manifests = sorted(p.name for p in root.iterdir() if p.suffix == ".json")
+    live = (root / "CURRENT").read_text()
+    assert len(manifests) == 2 and live in manifests and not (root / "g1-old").exists()
+    named = {s["name"] for m in manifests for s in json.loads((root / m).read_text())["segments"]}
+    assert {p.name for p in (root / SEGMENTS).iterdir()} == named
+    assert keyword.load_saved().count == 6 + 11 and keyword.load_saved().segment_count < 6

@@ -18,7 +18,7 @@ NAMES = [f"file{i}.txt" for i in range(4)]
 
 def saved_bm25_count(data: Path) -> int:
     current = (data / "bm25" / "CURRENT").read_text().strip()
-    return json.loads((data / "bm25" / current / "manifest.json").read_text())["count"]
+    return json.loads((data / "bm25" / current).read_text())["count"]
 
 
 @pytest.mark.slow
