@@ -360,19 +360,25 @@ def _main_sections(outline: Outline) -> list[Section]:
         sections = deeper
 
 
-def _from_heading(chunk: Chunk, title: str) -> Chunk:
-    """The chunk from the line that holds `title` on (unchanged when no line does, or it is the first)."""
+def _title_line(chunk: Chunk, title: str, *, after_first: bool) -> tuple[list[str], int]:
+    """(the chunk's lines, the index of the first line that begins with `title`, 0 when none does); with
+    `after_first`, the first line is not looked at."""
     wanted = " ".join(title.split()).casefold()
     lines = chunk.text.splitlines()
-    at = next((i for i, line in enumerate(lines) if wanted and " ".join(line.split()).casefold().startswith(wanted)), 0)
+    at = next((i for i, line in enumerate(lines) if wanted and (i or not after_first)
+               and " ".join(line.split()).casefold().startswith(wanted)), 0)
+    return lines, at
+
+
+def _from_heading(chunk: Chunk, title: str) -> Chunk:
+    """The chunk from the line that holds `title` on (unchanged when no line does, or it is the first)."""
+    lines, at = _title_line(chunk, title, after_first=False)
     return replace(chunk, text="\n".join(lines[at:])) if at else chunk
 
 
 def _before_heading(chunk: Chunk, title: str) -> Chunk:
     """The chunk up to the line that holds `title` (unchanged when no line after its first does)."""
-    wanted = " ".join(title.split()).casefold()
-    lines = chunk.text.splitlines()
-    at = next((i for i, line in enumerate(lines) if i and " ".join(line.split()).casefold().startswith(wanted)), 0)
+    lines, at = _title_line(chunk, title, after_first=True)
     return replace(chunk, text="\n".join(lines[:at])) if at else chunk
 
 

@@ -19,6 +19,7 @@ from document_processor import Chunk
 MAX_TITLE = 90
 MAX_ITEM_TITLE = 160  # a 10-K item's title is fixed and long ("Item 7. Management's Discussion and Analysis of …")
 MIN_SECTIONS = 2  # fewer detected sections than this are no outline: the document is read by pages
+CONTENTS_ENTRIES = 2  # heading lines ending in a page number that make a chunk a table of contents
 MIN_DETECTED_PDF = 4  # a PDF's headings found in its text are its outline when there are at least this many
 _NUMBERED = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^.!?:;]{2,70})$")
 _ITEM = re.compile(r"^(?P<num>item\s+\d{1,2}[a-c]?)\.?\s*(?P<title>[A-Z][^!?]{2,150})?$", re.IGNORECASE)
@@ -124,21 +125,41 @@ def _nested(paths: list[tuple[tuple[str, ...], int]]) -> bool:
 
 
 def _detected(chunks: list[Chunk]) -> list[tuple[tuple[str, ...], int]]:
-    """Headings found in the text lines, as paths by their numbering ("3.1" under "3"; an item under its part)."""
+    """Headings found in the text lines, as paths by their numbering ("3.1" under "3"; an item under its part).
+
+    A title is placed where it first appears, except in a table of contents: a chunk holding CONTENTS_ENTRIES or
+    more heading lines that end in a page number is a contents page, and a heading line there ("PART II" between
+    "ITEM 4 Mine Safety Disclosures 17" and "ITEM 5 … 18") is placed at its next appearance when it has one."""
+    lines: list[tuple[int, int, str, str, bool]] = []  # (ordinal, level, title, key, on a contents page)
+    for c in chunks:
+        here, entries = [], 0
+        for line in c.text.splitlines():
+            line = " ".join(line.split())
+            heading = _heading(line)
+            if heading is None:
+                entries += _contents_entry(line)
+            else:
+                here.append(heading)
+        contents = entries >= CONTENTS_ENTRIES
+        lines += [(c.ordinal, level, title, _key(title), contents) for level, title in here]
+    elsewhere = {key for _, _, _, key, contents in lines if not contents}
     found: list[tuple[tuple[str, ...], int]] = []
     titles: set[str] = set()
     parents: dict[int, str] = {}
-    for c in chunks:
-        for line in c.text.splitlines():
-            heading = _heading(" ".join(line.split()))
-            if heading is None or _key(heading[1]) in titles:
-                continue
-            level, title = heading
-            titles.add(_key(title))
-            parents = {k: v for k, v in parents.items() if k < level}
-            found.append((tuple(parents[k] for k in sorted(parents)) + (title,), c.ordinal))
-            parents[level] = title
+    for ordinal, level, title, key, contents in lines:
+        if key in titles or (contents and key in elsewhere):
+            continue
+        titles.add(key)
+        parents = {k: v for k, v in parents.items() if k < level}
+        found.append((tuple(parents[k] for k in sorted(parents)) + (title,), ordinal))
+        parents[level] = title
     return found
+
+
+def _contents_entry(line: str) -> bool:
+    """Whether a line is a heading followed by its page number ("ITEM 7 Management's Discussion … 19")."""
+    m = _CONTENTS.search(line)
+    return bool(m) and _heading(line[: m.start()].rstrip(" .")) is not None
 
 
 def _key(title: str) -> str:

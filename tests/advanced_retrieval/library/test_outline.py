@@ -73,3 +73,19 @@ def test_a_filings_long_item_titles_and_its_notes_are_headings():
     assert [(n.title, n.first, n.last) for n in notes] == [("NOTE 1. Significant Accounting Policies", 4, 4),
                                                           ("NOTE 2. Commitments and Contingencies", 5, 5)]
     assert outline.find(item7).first == outline.find(item7).last == 3
+
+
+def test_a_heading_on_the_contents_page_is_placed_where_its_section_begins():
+    """3M's 10-K lists "PART II" between contents lines that end in page numbers; its outline started PART II on
+    the contents page and ran PART I to page 178. A heading there is placed at its next appearance; one that
+    appears only there stays (nothing else would place it)."""
+    texts = ["Table of Contents\nPART I\nItem 1. Business 3\nItem 1A. Risk Factors 5\nPART II\n"
+             "Item 5. Market for Registrant’s Common Equity 9\nItem 7. Management’s Discussion and Analysis 10\n"
+             "Appendix B",
+             "PART I\nItem 1. Business.\nWe make valves.", "Item 1A. Risk Factors.\nRates may rise.",
+             "PART II\nItem 5. Market for Registrant’s Common Equity.\nOur shares trade on the NYSE.",
+             "Item 7. Management’s Discussion and Analysis.\nSales grew 4%."]
+    outline = build_outline([make_chunk("f", "10k.pdf", t, ordinal=i, page=i + 1) for i, t in enumerate(texts)])
+    assert [(s.title, s.first) for s in outline.sections if s.title.startswith("PART")] == [("PART I", 1),
+                                                                                           ("PART II", 3)]
+    assert outline.find("PART I").last == 2 and outline.find("Appendix B").first == 0
