@@ -20,12 +20,15 @@ MAX_TITLE = 90
 MAX_ITEM_TITLE = 160  # a 10-K item's title is fixed and long ("Item 7. Management's Discussion and Analysis of …")
 MIN_SECTIONS = 2  # fewer detected sections than this are no outline: the document is read by pages
 CONTENTS_ENTRIES = 2  # heading lines ending in a page number that make a chunk a table of contents
+NUMBERED_IN_FILING = 3  # levels added to a numbered heading inside a filing's items: below its notes (level 3)
 MIN_DETECTED_PDF = 4  # a PDF's headings found in its text are its outline when there are at least this many
 _NUMBERED = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^.!?:;]{2,70})$")
 _ITEM = re.compile(r"^(?P<num>item\s+\d{1,2}[a-c]?)\.?\s*(?P<title>[A-Z][^!?]{2,150})?$", re.IGNORECASE)
 _NOTE = re.compile(r"^note\s+\d{1,2}[.:]?\s+(?P<title>[A-Z][^!?]{2,90})$", re.IGNORECASE)  # a filing's notes
 _PART = re.compile(r"^part\s+(?P<num>[ivx]{1,4})\b\.?\s*(?P<title>.{0,60})$", re.IGNORECASE)
 _CONTENTS = re.compile(r"(?:\s|\.{2,})\d{1,3}$")
+_UNFINISHED = frozenset(  # a line ending in one of these runs on: a wrapped sentence (a footnote), never a heading
+    ["a", "an", "and", "are", "as", "at", "by", "due", "for", "from", "in", "is", "of", "on", "or", "not", "than", "that", "the", "to", "was", "were", "which", "with"])
 _NAMED = re.compile(r"^(?P<title>abstract|introduction|background|related work|conclusions?|discussion|"
                     r"references|bibliography|acknowledge?ments?|appendix(?: [a-z])?|summary)\s*$", re.IGNORECASE)
 
@@ -146,9 +149,14 @@ def _detected(chunks: list[Chunk]) -> list[tuple[tuple[str, ...], int]]:
     found: list[tuple[tuple[str, ...], int]] = []
     titles: set[str] = set()
     parents: dict[int, str] = {}
+    filing = False  # once a part or item is seen, numbered headings are inside them (a list, a note's parts)
     for ordinal, level, title, key, contents in lines:
         if key in titles or (contents and key in elsewhere):
             continue
+        if _ITEM.match(title) or _PART.match(title):
+            filing = True
+        elif filing and _NUMBERED.match(title):
+            level += NUMBERED_IN_FILING
         titles.add(key)
         parents = {k: v for k, v in parents.items() if k < level}
         found.append((tuple(parents[k] for k in sorted(parents)) + (title,), ordinal))
@@ -179,7 +187,8 @@ def _heading(line: str) -> tuple[int, str] | None:
     if _NOTE.match(line):
         return 3, line
     if m := _NUMBERED.match(line):
-        if len(m.group("title").split()) > 9:
+        words = m.group("title").split()
+        if len(words) > 9 or words[-1].casefold() in _UNFINISHED:
             return None
         return m.group("num").count(".") + 1, line
     if m := _NAMED.match(line):

@@ -89,3 +89,23 @@ def test_a_heading_on_the_contents_page_is_placed_where_its_section_begins():
     assert [(s.title, s.first) for s in outline.sections if s.title.startswith("PART")] == [("PART I", 1),
                                                                                            ("PART II", 3)]
     assert outline.find("PART I").last == 2 and outline.find("Appendix B").first == 0
+
+
+def test_footnotes_are_not_headings_and_a_filings_numbered_lists_stay_inside_its_items():
+    """Coca-Cola's 10-K: footnote lines under a brands table ("12 Ayataka is a green tea brand sold primarily in")
+    read as numbered headings, and being level 1 they took Items 1A-4 as their children; Best Buy's notes
+    ("1. Summary of Significant Accounting Policies") were siblings of Item 8, which then ended at its first note.
+    A line ending in a word a sentence runs on from is no heading, and inside a filing's items a numbered heading
+    nests under the item."""
+    texts = ["PART I\nItem 1. Business.\nWe sell drinks.\n12 Ayataka is a green tea brand sold primarily in\nJapan.",
+             "Item 1A. Risk Factors.\nSugar taxes may rise.",
+             "PART II\nItem 8. Financial Statements and Supplementary Data.\nThe statements follow.",
+             "1. Summary of Significant Accounting Policies\nWe use GAAP.", "2. Leases\nWe lease stores.",
+             "Item 9. Changes in and Disagreements with Accountants on Accounting and Financial Disclosure.\nNone."]
+    outline = build_outline([make_chunk("f", "10k.pdf", t, ordinal=i, page=i + 1) for i, t in enumerate(texts)])
+    assert [s.title for s in outline.sections] == ["PART I", "PART II"]
+    assert [c.title for c in outline.find("PART I").children] == ["Item 1. Business.", "Item 1A. Risk Factors."]
+    item8 = outline.find("Item 8. Financial Statements and Supplementary Data.")
+    assert [(c.title, c.first) for c in item8.children] == [("1. Summary of Significant Accounting Policies", 3),
+                                                            ("2. Leases", 4)]
+    assert (item8.first, item8.last) == (2, 4)
