@@ -1,7 +1,7 @@
 """The saved form of a BM25Index: its segments (segments.py, each written once) and a manifest naming them, with
 the rows deleted from each, written last and atomically.
 
-Every segment file's sha256 is checked on load: a byte flipped in a .npy array would otherwise load without any
+Every segment file's CRC-32 is checked on load: a byte flipped in a .npy array would otherwise load without any
 error and score wrongly (issue 16, item 7). Any damage is a BM25IndexError, and the index is rebuilt from the
 store. Copies saved in format 1 (one set of files with bm25s's score matrix) are still read, as one segment.
 """
