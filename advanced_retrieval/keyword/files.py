@@ -118,11 +118,8 @@ def load_index(directory: Path, name: str = MANIFEST) -> Saved:
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _load_v1(directory: Path, manifest: dict) -> Saved:
