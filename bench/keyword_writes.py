@@ -14,7 +14,9 @@ a block of documents at a time, as a library grows, and saved into a temporary f
 - the previous design's write, for the same library: every segment merged into one (the postings read whole and
   the token-ordered copy rebuilt, as bm25s's score matrix was rebuilt from every posting) and a whole copy saved;
 - a load of the saved copy (what an open costs the keyword index), BM25 top-30 p50/p95, the process's RSS and the
-  disk the saved copy takes.
+  disk the saved copy takes;
+- the same load and searches in a fresh process: the memory the loaded index holds there (resident, and the
+  anonymous part of it: mapped postings are file pages the kernel can drop), as an app's open would.
 
 Only the keyword index is measured here (no Chroma, no embedding: bench/retrieval.py measures a whole one-page
 ingest on its filled library). The last line printed is one JSON object with every figure.
@@ -25,12 +27,13 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import disk_mb, rss_mb  # bench/ is on sys.path when run as a script
+from common import REPO, disk_mb, rss_mb  # bench/ is on sys.path when run as a script
 from retrieval import CHUNKS_PER_DOC, documents, percentiles, queries, texts, vocabulary
 
 from advanced_retrieval import BM25Index
@@ -49,6 +52,39 @@ def page(seed: int, words) -> list:
     """A one-page document: 4 chunks of generated text."""
     (doc,) = documents(texts(4, seed, words), 900_000 + seed)
     return list(doc.chunks)
+
+
+# Run by a fresh python: load the saved copy, search, and report the process's memory (what an app's open holds).
+_FRESH = """
+import json, sys, time
+from pathlib import Path
+sys.path.insert(0, ".")
+from advanced_retrieval import BM25Index
+def memory():
+    with open("/proc/self/status") as f:
+        got = {k: int(v.split()[0]) / 1024 for k, v in (line.split(":", 1) for line in f) if k in ("VmRSS", "RssAnon")}
+    return round(got["VmRSS"]), round(got.get("RssAnon", 0))
+before = memory()
+start = time.perf_counter()
+index = BM25Index.load(Path(sys.argv[1]), manifest=sys.argv[2])
+took = time.perf_counter() - start
+loaded = memory()
+for q in json.loads(sys.stdin.read()):
+    index.search(q, 30)
+searched = memory()
+print(json.dumps({"fresh_load_s": round(took, 3), "fresh_rss_mb": searched[0] - before[0],
+                  "fresh_anon_mb": searched[1] - before[1], "fresh_rss_after_load_mb": loaded[0] - before[0]}))
+"""
+
+
+def fresh_open(root: Path, manifest: str, qs: list[str]) -> dict:
+    """A fresh process loads the saved copy and runs the queries: its load seconds and the memory the index holds
+    (RSS and its anonymous part, over the interpreter's own), after the load and after the searches."""
+    run = subprocess.run([sys.executable, "-c", _FRESH, str(root), manifest], input=json.dumps(qs), text=True,
+                         capture_output=True, cwd=REPO, check=False, timeout=1800)
+    if run.returncode != 0:
+        raise SystemExit(f"loading the saved index in a fresh process failed: {run.stderr[-2000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 def run(size: int, query_count: int) -> dict:
@@ -85,6 +121,7 @@ def run(size: int, query_count: int) -> dict:
         p50, p95 = percentiles(lambda q: loaded.search(q, 30), qs)
         fig["search_p50_ms"], fig["search_p95_ms"] = round(p50, 2), round(p95, 2)
         loaded = None  # memory back before the rebuild below
+        fig.update(fresh_open(root, "g2.json", qs))
         gc.collect()
         # the previous design: every write rebuilt the index from all its postings and saved a whole copy
         live = replaced._segments, replaced._dead
@@ -112,6 +149,9 @@ def main() -> None:
           f"whole save {fig['previous_save_s']} s -> {fig['write_ratio']}x; load {fig['load_s']} s; "
           f"search p50/p95 {fig['search_p50_ms']}/{fig['search_p95_ms']} ms; RSS {fig['rss_mb']} MB",
           file=sys.stderr)
+    print(f"a fresh process: load {fig['fresh_load_s']} s, then the searches; the index "
+          f"holds {fig['fresh_rss_after_load_mb']} MB resident after the load, {fig['fresh_rss_mb']} MB after the "
+          f"searches ({fig['fresh_anon_mb']} MB of it anonymous, the rest mapped file pages)", file=sys.stderr)
     print(json.dumps({"bench": "keyword_writes", "size": "smoke" if args.smoke else size, **fig}))
 
 

@@ -35,6 +35,10 @@ from advanced_retrieval.keyword.corpus import BM25IndexError
 SEGMENTS = "segments"  # the folder holding them, beside the manifests
 _INFO = "segment.json"
 _ARRAYS = ("doc_codes", "type_codes", "doc_len", "row_ptr", "tok", "tf", "col_ptr", "col_rows", "col_tf")
+# The postings, by row and by token: mapped from their files when loaded (load()). Four open mappings a segment
+# (each holds a file descriptor), at most MAX_SEGMENTS segments.
+MAPPED = frozenset({"tok", "tf", "col_rows", "col_tf"})
+_BLOCK = 1 << 20  # bytes read at a time to check a mapped file's checksum
 MERGE_RATIO = 4  # the last segment merges into the one before once it holds a quarter of its rows
 MAX_SEGMENTS = 24  # a bound whatever the write pattern (merges keep it near log4 of the library's size)
 
@@ -197,8 +201,10 @@ def save(segment: Segment, root: Path) -> None:
 
 
 def load(root: Path, name: str) -> Segment:
-    """Read a saved segment, every file checked against its checksum; the arrays are read-only views of the bytes
-    read (no second copy).
+    """Read a saved segment, every file checked against its checksum. The postings (MAPPED) are mapped from
+    their files, read-only: only the pages a search or a write touches become resident, and the kernel may drop
+    them again (at a million chunks they are most of the index); the other arrays are read-only views of the bytes
+    read.
 
     Raises:
         BM25IndexError: missing, damaged or inconsistent files.
@@ -211,17 +217,22 @@ def load(root: Path, name: str) -> Segment:
     raw = {}
     for file, digest in files.items():
         try:
-            raw[file] = (folder / file).read_bytes()
+            if file.removesuffix(".npy") in MAPPED:
+                got = _file_checksum(folder / file)
+            else:
+                raw[file] = (folder / file).read_bytes()
+                got = _checksum(raw[file])
         except OSError as e:
             raise BM25IndexError(f"BM25 index in {root} lacks {name}/{file}: {e}") from e
-        if _checksum(raw[file]) != digest:
+        if got != digest:
             raise BM25IndexError(f"BM25 index in {root} is damaged ({name}/{file} differs from what was saved)")
     try:
-        arrays = {key: _array(raw[f"{key}.npy"]) for key in _ARRAYS}
+        arrays = {key: _mapped(folder / f"{key}.npy") if key in MAPPED else _array(raw[f"{key}.npy"])
+                  for key in _ARRAYS}
         names = json.loads(raw["chunks.json"])
         segment = Segment(name=name, chunk_ids=tuple(names["chunk_ids"]), tokens=tuple(names["tokens"]),
                           vocab_start=int(names["vocab_start"]), **arrays)
-    except (KeyError, ValueError, TypeError, EOFError) as e:
+    except (KeyError, ValueError, TypeError, EOFError, OSError) as e:
         raise BM25IndexError(f"unreadable BM25 index segment {folder}: {e}") from e
     _check(segment, folder)
     return segment
@@ -229,6 +240,24 @@ def load(root: Path, name: str) -> Segment:
 
 def _checksum(raw: bytes) -> str:
     return f"crc32:{zlib.crc32(raw):08x}"
+
+
+def _file_checksum(path: Path) -> str:
+    """_checksum of a file's bytes, read a block at a time (into the page cache, not this process's memory)."""
+    crc = 0
+    with path.open("rb") as f:
+        while block := f.read(_BLOCK):
+            crc = zlib.crc32(block, crc)
+    return f"crc32:{crc:08x}"
+
+
+def _mapped(path: Path) -> np.ndarray:
+    """The array of a .npy file mapped read-only (a plain ndarray view of the mapping, which it keeps open).
+    Raises ValueError when the file holds no plain array."""
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    if array.dtype.hasobject or (array.ndim > 1 and not array.flags.c_contiguous):
+        raise ValueError("not a plain array")
+    return np.asarray(array)
 
 
 def _array(raw: bytes) -> np.ndarray:
