@@ -132,8 +132,10 @@ def _detected(chunks: list[Chunk]) -> list[tuple[tuple[str, ...], int]]:
 
     A title is placed where it first appears, except in a table of contents: a chunk holding CONTENTS_ENTRIES or
     more heading lines that end in a page number is a contents page, and a heading line there ("PART II" between
-    "ITEM 4 Mine Safety Disclosures 17" and "ITEM 5 … 18") is placed at its next appearance when it has one."""
-    lines: list[tuple[int, int, str, str, bool]] = []  # (ordinal, level, title, key, on a contents page)
+    "ITEM 4 Mine Safety Disclosures 17" and "ITEM 5 … 18") is placed at its next appearance when it has one (by
+    its title, or for a filing's item by its part and number)."""
+    lines: list[tuple[int, int, str, str, str, bool]] = []  # (ordinal, level, title, key, item key, on contents)
+    part = ""
     for c in chunks:
         here, entries = [], 0
         for line in c.text.splitlines():
@@ -144,14 +146,17 @@ def _detected(chunks: list[Chunk]) -> list[tuple[tuple[str, ...], int]]:
             else:
                 here.append(heading)
         contents = entries >= CONTENTS_ENTRIES
-        lines += [(c.ordinal, level, title, _key(title), contents) for level, title in here]
-    elsewhere = {key for _, _, _, key, contents in lines if not contents}
+        for level, title in here:
+            if m := _PART.match(title):
+                part = f"part {m.group('num').casefold()}"
+            lines.append((c.ordinal, level, title, _key(title), _item_key(title, part), contents))
+    elsewhere = {k for _, _, _, key, item, contents in lines if not contents for k in (key, item) if k}
     found: list[tuple[tuple[str, ...], int]] = []
     titles: set[str] = set()
     parents: dict[int, str] = {}
     filing = False  # once a part or item is seen, numbered headings are inside them (a list, a note's parts)
-    for ordinal, level, title, key, contents in lines:
-        if key in titles or (contents and key in elsewhere):
+    for ordinal, level, title, key, item, contents in lines:
+        if key in titles or (contents and (key in elsewhere or item in elsewhere)):
             continue
         if _ITEM.match(title) or _PART.match(title):
             filing = True
@@ -168,6 +173,13 @@ def _contents_entry(line: str) -> bool:
     """Whether a line is a heading followed by its page number ("ITEM 7 Management's Discussion … 19")."""
     m = _CONTENTS.search(line)
     return bool(m) and _heading(line[: m.start()].rstrip(" .")) is not None
+
+
+def _item_key(title: str, part: str) -> str:
+    """A filing item by its part and number ("part ii item 5"), however its title is worded or wrapped (a contents
+    page may give "Item 12." alone, its title on the lines below); "" for any other heading."""
+    m = _ITEM.match(title)
+    return f"{part} {' '.join(m.group('num').casefold().split())}".strip() if m else ""
 
 
 def _key(title: str) -> str:

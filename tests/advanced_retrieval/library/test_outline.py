@@ -91,6 +91,29 @@ def test_a_heading_on_the_contents_page_is_placed_where_its_section_begins():
     assert outline.find("PART I").last == 2 and outline.find("Appendix B").first == 0
 
 
+def test_a_contents_entry_worded_or_wrapped_otherwise_is_placed_at_its_item_in_the_same_part():
+    """Coca-Cola's 10-K: its contents page gives "Item 12." alone (the title on the lines below, the page number
+    after them) and Item 5's long title with its page number on the next line; the items' headings in the text are
+    in capitals and wrap elsewhere, so neither matched and the outline began with "Item 5" and "Item 12" on the
+    contents page. A contents entry that is a filing's item is placed by its part and number; a 10-Q's Part II
+    Item 1 is not Part I's."""
+    texts = ["Table of Contents\nPART I\nItem 1. Financial Statements 3\nItem 2. Management’s Discussion 9\nPART II\n"
+             "Item 1. Legal Proceedings 20\nItem 5. Market for Registrant’s Common Equity, Related Stockholder Matters "
+             "and Issuer Purchases of Equity Securities\n21\nItem 12.\nSecurity Ownership of Certain Owners\n22",
+             "PART I\nITEM 1. FINANCIAL STATEMENTS\nThe statements follow.", "ITEM 2. MANAGEMENT’S DISCUSSION\nSales grew.",
+             "PART II\nITEM 1. LEGAL PROCEEDINGS\nNone.",
+             "ITEM 5. MARKET FOR REGISTRANT’S COMMON EQUITY, RELATED STOCKHOLDER MATTERS AND ISSUER PURCHASES OF\n"
+             "EQUITY SECURITIES\nOur shares trade on the NYSE.",
+             "ITEM 12. SECURITY OWNERSHIP OF CERTAIN BENEFICIAL OWNERS\nSee the proxy statement."]
+    outline = build_outline([make_chunk("f", "10q.pdf", t, ordinal=i, page=i + 1) for i, t in enumerate(texts)])
+    assert [(s.title, s.first) for s in outline.sections] == [("PART I", 1), ("PART II", 3)]
+    assert [(c.title, c.first) for c in outline.find("PART II").children] == [
+        ("ITEM 1. LEGAL PROCEEDINGS", 3),
+        ("ITEM 5. MARKET FOR REGISTRANT’S COMMON EQUITY, RELATED STOCKHOLDER MATTERS AND ISSUER PURCHASES OF", 4),
+        ("ITEM 12. SECURITY OWNERSHIP OF CERTAIN BENEFICIAL OWNERS", 5)]
+    assert [c.first for c in outline.find("PART I").children] == [1, 2]
+
+
 def test_footnotes_are_not_headings_and_a_filings_numbered_lists_stay_inside_its_items():
     """Coca-Cola's 10-K: footnote lines under a brands table ("12 Ayataka is a green tea brand sold primarily in")
     read as numbered headings, and being level 1 they took Items 1A-4 as their children; Best Buy's notes
