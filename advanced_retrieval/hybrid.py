@@ -14,6 +14,7 @@ import numpy as np
 from advanced_retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from advanced_retrieval.keyword.expansion import expansion_query, heading_phrases
 from advanced_retrieval.keyword.index import KeywordIndex
+from advanced_retrieval.query.bodies import Bodies
 from advanced_retrieval.query.naming import NamedDocuments
 from advanced_retrieval.query.plan import KEYWORD_WEIGHT, QueryPlan, plan_query
 from advanced_retrieval.query.sections import Sections
@@ -94,6 +95,7 @@ class HybridRetriever:
         self.sections = sections
         self._named = NamedDocuments(store)
         self._sections = Sections(store)
+        self._bodies = Bodies(store)
         self._executor: ThreadPoolExecutor | None = None  # made on first hybrid query
         self._worker_lock = threading.Lock()
         # warm_soon reads ahead only where asked for (the app's library): a one-shot command would pay for it
@@ -103,22 +105,22 @@ class HybridRetriever:
 
     # -- reading ahead --------------------------------------------------------------------------------------
     def warm(self) -> dict[str, float]:
-        """Read now what each document's first question would read: its stored vectors (when the whole library
-        fits NamedDocuments' cache) and its pages' headings (Sections'). On the FinanceBench library (32 filings,
-        28,695 chunks) this takes ~2.6 s and brings a first question from 29.8 ms to 18.1 ms median (p90 135 →
-        36 ms; bench/quality.py).
-        Figures: documents, vectors and sections read, seconds."""
+        """Read now what each document's first question would read: its stored vectors and its chunks (when the
+        whole library fits NamedDocuments' and Bodies' caches: then a question's vector search is a product over
+        the held vectors, exact, and reads nothing from the store) and its pages' headings (Sections').
+        Figures: documents, vectors, chunks and sections read, seconds."""
         started = time.perf_counter()
         with _pinned(self._store):
             index = self._bm25.current(self._store)
             docs = self._named.documents(index)
             if sum(r.chunks for r in self._store.documents()) > NamedDocuments.MAX_CACHED_VECTORS:
                 # a larger library would only push itself out of the caches: nothing is read (bounded work)
-                return {"documents": len(docs), "vectors": 0, "sections": 0,
+                return {"documents": len(docs), "vectors": 0, "chunks": 0, "sections": 0,
                         "seconds": round(time.perf_counter() - started, 3)}
-            vectors = self._named.read_ahead(index) if self.route else 0
+            vectors = self._named.read_ahead(index)
+            chunks = self._bodies.read_ahead(index.chunk_ids, index.generation)
             sections = self._sections.read_ahead(docs, index.generation) if self.sections and self.expand else 0
-        return {"documents": len(docs), "vectors": vectors, "sections": sections,
+        return {"documents": len(docs), "vectors": vectors, "chunks": chunks, "sections": sections,
                 "seconds": round(time.perf_counter() - started, 3)}
 
     def warm_soon(self, delay: float = 2.0) -> None:
@@ -192,14 +194,14 @@ class HybridRetriever:
         cosine = {**found.cosine, **{c.id: s for c, s in found.vector}}
         # The user's own words' BM25 score (no expansion) for every candidate: one sparse product over its tokens.
         bm25 = index.score(query, [*(cid for cid, _ in found.bm25), *cosine])
-        ranked = self._rank(plan, found, chunks)
-        hits = self._first_k(ranked, chunks, k, filters, plan.strategy, cosine, bm25)
+        ranked = self._rank(plan, found, chunks, index.generation)
+        hits = self._first_k(ranked, chunks, k, filters, plan.strategy, cosine, bm25, index.generation)
         if found.query_vector is not None and any(h.vector_score is None for h in hits):
-            hits = self._with_stored_cosine(hits, found.query_vector)
+            hits = self._with_stored_cosine(hits, found.query_vector, index)
         return hits
 
     def _first_k(self, ranked: list[tuple[str, float]], chunks: dict[str, Chunk], k: int, filters: Filters | None,
-                 strategy: str, cosine: dict[str, float], bm25: dict[str, float]) -> list[Hit]:
+                 strategy: str, cosine: dict[str, float], bm25: dict[str, float], generation: int) -> list[Hit]:
         """The first k hits of the ranking, one per page when `one_per_page` (a page's later chunks are attached
         to its hit as page_chunks); chunks deleted since the BM25 index was read or outside the filters skipped."""
         hits: list[Hit] = []
@@ -209,7 +211,7 @@ class HybridRetriever:
         while len(hits) < k and pos < len(ranked):
             window = ranked[pos:pos + k - len(hits)]
             pos += len(window)
-            self._fetch_missing(chunks, [cid for cid, _ in window])
+            self._fetch_missing(chunks, [cid for cid, _ in window], generation)
             for cid, score in window:
                 chunk = chunks.get(cid)
                 if chunk is None or (filters is not None and not filters.allows(chunk)):
@@ -227,9 +229,13 @@ class HybridRetriever:
                 mates.setdefault(pages[page_key(chunk)], []).append(chunk)
         return [replace(h, page_chunks=tuple(mates[i])) if i in mates else h for i, h in enumerate(hits)]
 
-    def _with_stored_cosine(self, hits: list[Hit], query_vector: np.ndarray) -> list[Hit]:
-        """BM25-only hits get their cosine from the stored vectors (unit length, as the query's)."""
-        stored = self._store.vectors([h.chunk.id for h in hits if h.vector_score is None])
+    def _with_stored_cosine(self, hits: list[Hit], query_vector: np.ndarray, index) -> list[Hit]:
+        """BM25-only hits get their cosine from the stored vectors (unit length, as the query's): those held
+        (NamedDocuments), the others read."""
+        wanted = [h.chunk for h in hits if h.vector_score is None]
+        stored = self._named.cached_vectors(wanted, index)
+        if len(stored) < len(wanted):
+            stored.update(self._store.vectors([c.id for c in wanted if c.id not in stored]))
         return [replace(h, vector_score=float(stored[h.chunk.id] @ query_vector))
                 if h.vector_score is None and h.chunk.id in stored else h for h in hits]
 
@@ -251,20 +257,31 @@ class HybridRetriever:
                 if plan.strategy in ("bm25", "hybrid") else [])
         prefetch = None
         if plan.strategy == "hybrid" and bm25:
-            prefetch = self._worker().submit(self._store.get_chunks, [cid for cid, _ in bm25[:k]])
+            prefetch = self._worker().submit(self._bodies.get, [cid for cid, _ in bm25[:k]], index.generation)
         within = self._named.within(query, filters, index) if plan.strategy == "hybrid" and self.route else None
         named_bm25 = self._named_bm25(plan, query, expansion, within, index)
         headed = self._headed(plan, query, expansion, within, filters, index)
         query_vector = embedding.result() if embedding is not None else None
-        vector = self._store.query(query_vector, self.candidates, filters) if query_vector is not None else []
+        vector = self._vector(query_vector, filters, index) if query_vector is not None else []
         chunks = {c.id: c for c, _ in vector}
         named_cosine: dict[str, float] = {}
         extra = self._named_lists(query_vector, within, index, named_cosine, named_bm25)
         if prefetch is not None:
-            for chunk in prefetch.result():
+            for chunk in prefetch.result().values():
                 chunks.setdefault(chunk.id, chunk)
         return _Candidates(vector=vector, bm25=bm25, query_vector=query_vector, extra=extra, headed=headed,
                            cosine=named_cosine), chunks
+
+    def _vector(self, query_vector: np.ndarray, filters: Filters | None, index) -> list[tuple[Chunk, float]]:
+        """The `candidates` chunks nearest to the query: exactly, over the held vectors, when every allowed
+        document's are held (their chunks from Bodies); else the store's own search, whose chunks Bodies keeps."""
+        near = self._named.library_nearest(query_vector, filters, index, self.candidates)
+        if near is None:
+            found = self._store.query(query_vector, self.candidates, filters)
+            self._bodies.add([c for c, _ in found], index.generation)
+            return found
+        chunks = self._bodies.get([cid for cid, _ in near], index.generation)
+        return [(chunks[cid], score) for cid, score in near if cid in chunks]
 
     def _named_bm25(self, plan: QueryPlan, query: str, expansion: str, within: Filters | None,
                     index) -> tuple[list[str], float] | None:
@@ -320,7 +337,8 @@ class HybridRetriever:
                 self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieval")
             return self._executor
 
-    def _rank(self, plan: QueryPlan, found: _Candidates, chunks: dict[str, Chunk]) -> list[tuple[str, float]]:
+    def _rank(self, plan: QueryPlan, found: _Candidates, chunks: dict[str, Chunk],
+              generation: int) -> list[tuple[str, float]]:
         """(chunk id, score) best first: the single retriever's own scores, or RRF for hybrid.
 
         Quoted phrases: for bm25 the candidates holding them move first (scores stay BM25's); for hybrid they
@@ -332,7 +350,7 @@ class HybridRetriever:
         if plan.strategy == "bm25":
             if not plan.phrases:
                 return list(found.bm25)
-            first = set(self._with_phrases(plan.phrases, [bm25_ids], chunks))
+            first = set(self._with_phrases(plan.phrases, [bm25_ids], chunks, generation))
             return sorted(found.bm25, key=lambda item: item[0] not in first)  # stable: BM25 order inside
         lists = [[c.id for c, _ in found.vector], bm25_ids, *(ids for ids, _ in found.extra)]
         weights = [1.0, plan.keyword_weight, *(w for _, w in found.extra)]
@@ -340,23 +358,24 @@ class HybridRetriever:
             lists.append(found.headed)
             weights.append(SECTION_SHARE * sum(weights))
         if plan.phrases:
-            lists.append(self._with_phrases(plan.phrases, lists, chunks))
+            lists.append(self._with_phrases(plan.phrases, lists, chunks, generation))
             weights.append(plan.keyword_weight)
         return reciprocal_rank_fusion(lists, k=self.rrf_k, weights=weights)
 
-    def _with_phrases(self, phrases: tuple[str, ...], lists: list[list[str]], chunks: dict[str, Chunk]) -> list[str]:
+    def _with_phrases(self, phrases: tuple[str, ...], lists: list[list[str]], chunks: dict[str, Chunk],
+                      generation: int) -> list[str]:
         """Candidates whose text holds every quoted phrase (case and spacing ignored), in fused order: BM25
         has no positions, so "net income" would otherwise rank like "income ... net"."""
         order = [cid for cid, _ in reciprocal_rank_fusion(lists, k=self.rrf_k)]
-        self._fetch_missing(chunks, order)
+        self._fetch_missing(chunks, order, generation)
         wanted = [_normalised(p) for p in phrases]
         return [cid for cid in order if cid in chunks
                 and all(p in _normalised(chunks[cid].index_text) for p in wanted)]
 
-    def _fetch_missing(self, chunks: dict[str, Chunk], ids: list[str]) -> None:
+    def _fetch_missing(self, chunks: dict[str, Chunk], ids: list[str], generation: int) -> None:
         missing = [cid for cid in ids if cid not in chunks]
         if missing:
-            chunks.update((c.id, c) for c in self._store.get_chunks(missing))
+            chunks.update(self._bodies.get(missing, generation))
 
 
 def _pinned(store):

@@ -274,6 +274,7 @@ class NamedDocuments:
         self._store = store
         self._names: tuple[int, Names] | None = None
         self._vectors: OrderedDict[tuple[int, str], tuple[list[str], np.ndarray]] = OrderedDict()
+        self._rows: dict[tuple[int, str], dict[str, int]] = {}  # a held document's {chunk id: row}, when asked
         self._lock = threading.Lock()
 
     def within(self, query: str, filters: Filters | None, index) -> Filters | None:
@@ -307,6 +308,56 @@ class NamedDocuments:
         scores = matrix @ np.asarray(query_vector, dtype=np.float32)
         top = np.argsort(-scores, kind="stable")[:n]
         return [(ids[i], float(scores[i])) for i in top]
+
+    def library_nearest(self, query_vector: np.ndarray, filters: Filters | None, index,
+                        n: int) -> list[tuple[str, float]] | None:
+        """nearest() over every document `filters` allows, exactly, when each one's vectors are held (the library
+        was read ahead, or every document named already); None when one is not (the store's search is then
+        asked). One product per document, no stacked copy of the library's vectors."""
+        doc_ids = self.documents(index)
+        if filters is not None and filters.doc_ids is not None:
+            doc_ids = tuple(d for d in doc_ids if d in filters.doc_ids)
+        with self._lock:
+            parts = [self._vectors.get((index.generation, doc)) for doc in doc_ids]
+        if any(part is None for part in parts):
+            return None
+        parts = [part for part in parts if part[0]]
+        if not parts or n <= 0:
+            return []
+        vector = np.asarray(query_vector, dtype=np.float32)
+        scores = np.concatenate([rows @ vector for _, rows in parts])
+        starts = np.cumsum([0] + [len(chunk_ids) for chunk_ids, _ in parts])
+
+        def chunk_id(i: int) -> str:  # the i-th row of the concatenation (no list of every id per question)
+            part = int(np.searchsorted(starts, i, side="right")) - 1
+            return parts[part][0][i - starts[part]]
+
+        if filters is not None and filters.file_types is not None:
+            allowed = set(index.chunk_ids_within(Filters(doc_ids=doc_ids, file_types=filters.file_types)))
+            keep = np.fromiter((cid in allowed for chunk_ids, _ in parts for cid in chunk_ids), dtype=bool,
+                               count=len(scores))
+            scores = np.where(keep, scores, -np.inf)
+            n = min(n, int(keep.sum()))
+            if n == 0:
+                return []
+        n = min(n, len(scores))
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.lexsort((top, -scores[top]))]  # best first, ties in library order
+        return [(chunk_id(int(i)), float(scores[i])) for i in top]
+
+    def cached_vectors(self, chunks: Sequence, index) -> dict[str, np.ndarray]:
+        """The stored vectors of these chunks (.id, .doc_id) whose documents' vectors are held; others left out."""
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for chunk in chunks:
+                part = self._vectors.get((index.generation, chunk.doc_id))
+                if part is not None:
+                    rows = self._rows.get((index.generation, chunk.doc_id))
+                    if rows is None:
+                        rows = self._rows[(index.generation, chunk.doc_id)] = {c: i for i, c in enumerate(part[0])}
+                    if chunk.id in rows:
+                        out[chunk.id] = part[1][rows[chunk.id]]
+        return out
 
     def read_ahead(self, index) -> int:
         """Read every document's stored vectors now when the library fits MAX_CACHED_VECTORS, so a document's
@@ -354,10 +405,12 @@ class NamedDocuments:
         with self._lock:
             for key in [k for k in self._vectors if k[0] != index.generation]:  # the store moved on: stale
                 del self._vectors[key]
+            self._rows = {k: v for k, v in self._rows.items() if k[0] == index.generation}
             for doc, part in out.items():
                 self._vectors[(index.generation, doc)] = part
             held = sum(len(ids) for ids, _ in self._vectors.values())
             while held > self.MAX_CACHED_VECTORS and len(self._vectors) > 1:
-                _, (ids, _) = self._vectors.popitem(last=False)
+                key, (ids, _) = self._vectors.popitem(last=False)
+                self._rows.pop(key, None)
                 held -= len(ids)
         return out

@@ -199,7 +199,7 @@ def test_the_first_headed_page_counts_as_much_as_every_other_search_together():
         found = _Candidates(vector=[(prose, 0.9)], bm25=[("other", 9.0), (prose.id, 8.0)],
                             extra=(([prose.id], 1.0), ([prose.id], keyword_weight)), headed=["statement"])
         retriever = HybridRetriever(None, None, None)
-        return [cid for cid, _ in retriever._rank(QueryPlan("hybrid", "test", keyword_weight), found, {})]
+        return [cid for cid, _ in retriever._rank(QueryPlan("hybrid", "test", keyword_weight), found, {}, 0)]
 
     for keyword_weight in (1.0, 2.0):
         assert fused(keyword_weight) == ["statement", prose.id, "other"]
