@@ -47,3 +47,30 @@ STATEMENTS = [
     "purchases of property and equipment, capital expenditures and other investing activities",  # the document's
     "the weather was fine and nobody talked about money",
 ]
+
+
+class CountingStore:
+    """A store that records each read a retrieval makes of it: ("vectors", ids), ("chunks", ids), ("pages", doc_id)
+    and ("search", n); everything else passes through."""
+
+    def __init__(self, inner):
+        self._inner, self.reads = inner, []
+
+    def vectors(self, ids):
+        self.reads.append(("vectors", tuple(ids)))
+        return self._inner.vectors(ids)
+
+    def get_chunks(self, ids):
+        self.reads.append(("chunks", tuple(ids)))
+        return self._inner.get_chunks(ids)
+
+    def document_chunks(self, doc_id):
+        self.reads.append(("pages", doc_id))
+        return self._inner.document_chunks(doc_id)
+
+    def query(self, vector, n, filters=None):
+        self.reads.append(("search", n))
+        return self._inner.query(vector, n, filters)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
