@@ -35,6 +35,9 @@ from advanced_retrieval.types import Filters
 from document_processor import Chunk
 
 _MASK_CACHE = 32  # filter masks remembered per index (an index never changes, so they never go stale)
+# Unfiltered scores remembered per index: a question's searches (the library's, then within the documents it
+# names) and its expansion share them, so each query is scored once and only its filter differs.
+_SCORE_CACHE = 4
 _VOCAB_LOCK = threading.Lock()  # the vocabulary dict is shared by an index and those made from it (see _grow)
 
 
@@ -89,6 +92,8 @@ class BM25Index:
         self._df = df if df is not None else self._count_df()
         self._offsets = np.cumsum([0] + [s.rows for s in self._segments]).astype(np.int64)
         self._masks: dict[tuple, np.ndarray] = {}
+        self._recent: dict[tuple, np.ndarray | None] = {}
+        self._recent_lock = threading.Lock()
 
     def _count_df(self) -> np.ndarray:
         df = np.zeros(self._n_vocab, dtype=np.int64)
@@ -254,7 +259,8 @@ class BM25Index:
     def at_generation(self, generation: int) -> BM25Index:
         """The same content, recorded as reflecting another store generation (no rebuild)."""
         other = object.__new__(BM25Index)
-        other.__dict__.update(self.__dict__, generation=generation, _masks={})
+        other.__dict__.update(self.__dict__, generation=generation, _masks={}, _recent={},
+                              _recent_lock=threading.Lock())
         return other
 
     # -- search ---------------------------------------------------------------------------------------------
@@ -350,15 +356,35 @@ class BM25Index:
 
     def _scores(self, query: str, allowed: Filters | None, skip: frozenset[str] = frozenset()) -> np.ndarray | None:
         """Scores of every row for `query` (each token as often as the query holds it), tokens in `skip` left
-        out, dead rows 0; None when no token is known."""
+        out, dead rows and rows `allowed` leaves out 0; None when no token is known or nothing is allowed.
+        The array may be shared: read it, never write to it."""
+        mask = self._mask(allowed)
+        if mask is not None and not mask.any():
+            return None
+        scores = self._unfiltered(query, skip)
+        return scores if scores is None or mask is None else scores * mask
+
+    def _unfiltered(self, query: str, skip: frozenset[str]) -> np.ndarray | None:
+        """_scores without a filter (dead rows 0), remembered for the last _SCORE_CACHE queries; read-only."""
+        key = (query, skip)
+        with self._recent_lock:
+            if key in self._recent:
+                return self._recent[key]
+        scores = self._score_rows(query, skip)
+        if scores is not None:
+            scores.flags.writeable = False
+        with self._recent_lock:
+            if len(self._recent) >= _SCORE_CACHE:
+                self._recent.pop(next(iter(self._recent)))
+            self._recent[key] = scores
+        return scores
+
+    def _score_rows(self, query: str, skip: frozenset[str]) -> np.ndarray | None:
         tokens = tokenize(query)
         if skip:
             tokens = [t for t in dict.fromkeys(tokens) if t not in skip]
         ids = [i for i in map(self._token_id, tokens) if i is not None and self._df[i] > 0]
         if not ids:
-            return None
-        mask = self._mask(allowed)
-        if mask is not None and not mask.any():
             return None
         idf = _idf(self._df[ids], self.count, self.params.idf).astype(np.float32)
         scores = np.zeros(int(self._offsets[-1]), dtype=np.float32)
@@ -377,9 +403,7 @@ class BM25Index:
                 np.divide(tf * k1 if atire else tf, part, out=part)
                 part *= weight
                 np.add.at(scores[offset: offset + seg.rows], rows, part)
-        if mask is not None:
-            scores *= mask
-        elif self._alive is not None:
+        if self._alive is not None:
             scores *= self._alive
         return scores
 

@@ -97,6 +97,23 @@ def test_filters_restrict_by_document_and_type():
     assert index.search("cat", 10, Filters(doc_ids=("unknown",))) == []
 
 
+def test_one_query_scored_once_serves_every_filter_and_the_expansion_alike():
+    """A question's searches share the query's unfiltered scores: each filter, the expansion and score() must
+    still give what an index that never saw the other searches gives."""
+    chunks = make_chunks(CORPUS[:4], "doc-a", "pdf") + make_chunks(CORPUS[4:], "doc-b", "docx")
+    shared = BM25Index.build(chunks).without_chunks([chunks[1].id], generation=2)  # a dead row too
+    calls = [("cat", None, ""), ("cat", Filters(doc_ids=("doc-b",)), ""), ("cat", None, "dog mat"),
+             ("cat", Filters(file_types=("pdf",)), "dog mat"), ("cat", Filters(doc_ids=("doc-a",)), ""),
+             ("dog mat", None, ""), ("cat", None, "")]
+    for query, allowed, expansion in calls:
+        alone = BM25Index.build(chunks).without_chunks([chunks[1].id], generation=2)
+        got = shared.search(query, 10, allowed, expansion=expansion)
+        assert got == alone.search(query, 10, allowed, expansion=expansion)
+        assert shared.score(query, shared.chunk_ids) == alone.score(query, alone.chunk_ids)
+    assert {cid for cid, _ in shared.search("cat", 10, Filters(doc_ids=("doc-b",)))} <= {c.id for c in chunks[4:]}
+    assert chunks[1].id not in dict(shared.search("cat", 10))
+
+
 def test_updates_equal_a_fresh_build():
     a, b = make_chunks(CORPUS[:4], "doc-a"), make_chunks(CORPUS[4:], "doc-b")
     updated = BM25Index.build(a).with_chunks(b, generation=2).without_documents(["doc-a"], generation=3)
