@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
@@ -185,12 +185,17 @@ class HybridRetriever:
         plan = self.plan(query, strategy)
         if k <= 0 or not (query or "").strip():
             return []
+        # The query is embedded on a worker thread (the runtime leaves the GIL) from the start: while the store's
+        # generation is read and the keyword searches, named documents and headed pages are worked out here.
+        embedding = (self._worker().submit(self._embedder.embed_query, query)
+                     if plan.strategy in ("vector", "hybrid") else None)
         with _pinned(self._store):  # the store's generation read once for the whole retrieval
-            return self._retrieve(plan, query, k, filters)
+            return self._retrieve(plan, query, k, filters, embedding)
 
-    def _retrieve(self, plan: QueryPlan, query: str, k: int, filters: Filters | None) -> list[Hit]:
+    def _retrieve(self, plan: QueryPlan, query: str, k: int, filters: Filters | None,
+                  embedding: Future | None) -> list[Hit]:
         index = self._bm25.current(self._store)
-        found, chunks = self._candidates(plan, query, k, filters, index)
+        found, chunks = self._candidates(plan, query, k, filters, index, embedding)
         cosine = {**found.cosine, **{c.id: s for c, s in found.vector}}
         # The user's own words' BM25 score (no expansion) for every candidate: one sparse product over its tokens.
         bm25 = index.score(query, [*(cid for cid, _ in found.bm25), *cosine])
@@ -239,8 +244,8 @@ class HybridRetriever:
         return [replace(h, vector_score=float(stored[h.chunk.id] @ query_vector))
                 if h.vector_score is None and h.chunk.id in stored else h for h in hits]
 
-    def _candidates(self, plan: QueryPlan, query: str, k: int, filters: Filters | None,
-                    index) -> tuple[_Candidates, dict[str, Chunk]]:
+    def _candidates(self, plan: QueryPlan, query: str, k: int, filters: Filters | None, index,
+                    embedding: Future | None) -> tuple[_Candidates, dict[str, Chunk]]:
         """Both retrievers' candidates, and the chunks known so far.
 
         In hybrid, BM25's first k chunks are fetched from the store on a worker thread while the query is
@@ -248,10 +253,9 @@ class HybridRetriever:
         quoted phrases a BM25-only chunk can only reach the fused top k from there, as RRF keeps BM25's order
         among them; anything else still missing is fetched afterwards.
         """
-        # The query is embedded on a worker thread (onnxruntime leaves the GIL) while the keyword searches, the
-        # named documents and the headed pages are worked out here: only the vector searches wait for it.
-        embedding = (self._worker().submit(self._embedder.embed_query, query)
-                     if plan.strategy in ("vector", "hybrid") else None)
+        # A warm library's exact vector search follows the embedding on the worker (numpy leaves the GIL too).
+        nearest = (self._worker().submit(self._held_nearest, embedding, filters, index)
+                   if embedding is not None else None)
         expansion = expansion_query(query) if self.expand else ""
         bm25 = (index.search(query, self.candidates, filters, expansion=expansion)
                 if plan.strategy in ("bm25", "hybrid") else [])
@@ -261,8 +265,8 @@ class HybridRetriever:
         within = self._named.within(query, filters, index) if plan.strategy == "hybrid" and self.route else None
         named_bm25 = self._named_bm25(plan, query, expansion, within, index)
         headed = self._headed(plan, query, expansion, within, filters, index)
-        query_vector = embedding.result() if embedding is not None else None
-        vector = self._vector(query_vector, filters, index) if query_vector is not None else []
+        query_vector, near = nearest.result() if nearest is not None else (None, None)
+        vector = self._vector(query_vector, near, filters, index) if query_vector is not None else []
         chunks = {c.id: c for c, _ in vector}
         named_cosine: dict[str, float] = {}
         extra = self._named_lists(query_vector, within, index, named_cosine, named_bm25)
@@ -272,10 +276,17 @@ class HybridRetriever:
         return _Candidates(vector=vector, bm25=bm25, query_vector=query_vector, extra=extra, headed=headed,
                            cosine=named_cosine), chunks
 
-    def _vector(self, query_vector: np.ndarray, filters: Filters | None, index) -> list[tuple[Chunk, float]]:
-        """The `candidates` chunks nearest to the query: exactly, over the held vectors, when every allowed
-        document's are held (their chunks from Bodies); else the store's own search, whose chunks Bodies keeps."""
-        near = self._named.library_nearest(query_vector, filters, index, self.candidates)
+    def _held_nearest(self, embedding: Future, filters: Filters | None,
+                      index) -> tuple[np.ndarray, list[tuple[str, float]] | None]:
+        """The query's vector, and its `candidates` nearest chunk ids over the held vectors (None: not all held).
+        Reads nothing from the store (this runs on a worker thread, outside the retrieval's pinned view)."""
+        query_vector = embedding.result()
+        return query_vector, self._named.library_nearest(query_vector, filters, index, self.candidates)
+
+    def _vector(self, query_vector: np.ndarray, near: list[tuple[str, float]] | None, filters: Filters | None,
+                index) -> list[tuple[Chunk, float]]:
+        """The `candidates` chunks nearest to the query: `near`, the exact search over the held vectors, with
+        their chunks from Bodies; else (None) the store's own search, whose chunks Bodies keeps."""
         if near is None:
             found = self._store.query(query_vector, self.candidates, filters)
             self._bodies.add([c for c, _ in found], index.generation)
@@ -333,6 +344,7 @@ class HybridRetriever:
     def _worker(self) -> ThreadPoolExecutor:
         with self._worker_lock:
             if self._executor is None:
+                one_blas_thread()
                 # a retrieval's query embedding and its BM25 prefetch, for two retrievals at once (sub-questions)
                 self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieval")
             return self._executor
@@ -376,6 +388,24 @@ class HybridRetriever:
         missing = [cid for cid in ids if cid not in chunks]
         if missing:
             chunks.update(self._bodies.get(missing, generation))
+
+
+_BLAS = threading.Lock()
+_blas_held = False
+
+
+def one_blas_thread() -> None:
+    """Hold numpy's BLAS to one thread in this process (once). A question's products are memory-bound (the
+    library's 28,710 × 384 vectors: 1.9 ms on one thread, 1.1-1.9 ms on two), and the second BLAS thread, spinning
+    after each product, took the core the keyword searches ran on: they went from 2.3 to 4.6 ms a question
+    (FinanceBench library, 2 cores). No other product of the app is large enough to gain from threads."""
+    global _blas_held
+    with _BLAS:
+        if not _blas_held:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=1, user_api="blas")
+            _blas_held = True
 
 
 def _pinned(store):

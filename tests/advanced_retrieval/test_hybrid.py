@@ -243,3 +243,14 @@ def test_a_retrieval_reads_the_stores_generation_once_and_the_next_one_sees_a_wr
     assert len(reads) <= 2  # the retrieval's own, and at most the BM25 prefetch's on its worker thread
     store.delete_document(make_doc(CORPUS).doc_id)
     assert retriever.retrieve("revenue in fiscal 2022", k=4) == []  # the next retrieval sees the delete
+
+
+def test_a_hybrid_retrieval_holds_numpys_blas_to_one_thread(retriever, store):
+    """The question's products are memory-bound; a second BLAS thread spinning after each took the core the
+    keyword searches ran on (hybrid.one_blas_thread)."""
+    from threadpoolctl import threadpool_info
+
+    store.add_document(make_doc(CORPUS))
+    assert retriever.retrieve("revenue in fiscal 2022", k=4, strategy="hybrid")
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas and all(pool["num_threads"] == 1 for pool in blas)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from advanced_retrieval import BM25Index
-from advanced_retrieval.query.naming import Names
+from advanced_retrieval.query.naming import Names, _products
 from tests.helpers.retrieval import chunk
 
 
@@ -25,7 +26,7 @@ def records(*names):
 
 
 def test_the_best_named_documents_win_years_only_tell_siblings_apart():
-    from advanced_retrieval.query.naming import Names
+    from advanced_retrieval.query.naming import Names, _products
 
     names = Names.of(records("PEPSICO_2021_10K.pdf", "PEPSICO_2022_10K.pdf", "GENERALMILLS_2020_10K.pdf",
                              "3M_2022_10K.pdf"))
@@ -58,7 +59,7 @@ FILINGS = {  # file stem -> title; every filing's text says "company", "securiti
 def filings():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names
+    from advanced_retrieval.query.naming import Names, _products
 
     ordinary = "the company securities exchange quarter fiscal results exhibit form united states"
     index = filings_index({stem: f"{stem.split('_')[0].casefold()} {ordinary}" for stem in FILINGS})
@@ -82,7 +83,7 @@ def test_short_forms_name_their_document(filings, question, named):
 def test_a_term_of_the_vocabulary_is_no_abbreviation_of_a_name():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names
+    from advanced_retrieval.query.naming import Names, _products
 
     records = [SimpleNamespace(doc_id=d, file_name=f"{d}.pdf", title="") for d in ("SUGAR_NATIONAL_2022", "ACME_2022")]
     names = Names.of(records)
@@ -120,7 +121,7 @@ def test_a_query_word_counts_once_for_a_document(filings):
 def test_a_name_cited_by_other_documents_is_still_a_name():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names
+    from advanced_retrieval.query.naming import Names, _products
 
     # every paper cites Adam in its training section (one chunk in four); the Adam paper says it throughout
     papers = {"adam_1412.6980": "adam stochastic optimization", "bert_1810.04805": "bert pre-training",
@@ -136,7 +137,7 @@ def test_a_name_cited_by_other_documents_is_still_a_name():
 def test_a_long_document_does_not_outweigh_the_one_a_word_names():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names
+    from advanced_retrieval.query.naming import Names, _products
 
     # the deck about evaluation says it on every slide; a long filing says it in 40 of 1,000 chunks: more chunks,
     # but the deck is what "evaluation" names
@@ -154,7 +155,7 @@ def test_a_long_document_does_not_outweigh_the_one_a_word_names():
 def test_a_title_word_weighs_less_than_a_file_name_and_a_repeated_word_counts_once():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names
+    from advanced_retrieval.query.naming import Names, _products
 
     # only Ulta's release says "fiscal" (its title too: "Fourth Quarter Fiscal 2022 Results"); the question names
     # Amcor by its file name and says "fiscal" twice
@@ -179,3 +180,19 @@ def test_beginnings_are_the_scan_of_every_longer_name_word():
     for key in ("mgmr", "mgmresort", "mgmresorts", "amer", "amex", "pepsi", "jpmo", "3mco", "zzzz", "american"):
         assert (key in beginnings) == any(len(w) > len(key) and w.startswith(key) for w in words), key
     assert names._beginnings(words) is beginnings  # made once per set of words
+
+
+def test_one_product_over_a_block_equals_a_product_per_document():
+    rng = np.random.default_rng(7)
+    block = rng.standard_normal((40, 8)).astype(np.float32)
+    vector = rng.standard_normal(8).astype(np.float32)
+    parts = [block[0:10], block[10:10], block[10:25], block[25:40]]
+    expected = np.concatenate([p @ vector for p in parts])
+    assert np.allclose(_products(parts, vector), expected)
+    assert np.allclose(_products(parts[1:], vector), np.concatenate([p @ vector for p in parts[1:]]))
+    out_of_order = [parts[3], parts[0], parts[2]]  # views of one block, not in its order
+    assert np.allclose(_products(out_of_order, vector), np.concatenate([p @ vector for p in out_of_order]))
+    gapped = [block[0:5], block[8:20]]
+    assert np.allclose(_products(gapped, vector), np.concatenate([p @ vector for p in gapped]))
+    separate = [rng.standard_normal((3, 8)).astype(np.float32), block[:4]]
+    assert np.allclose(_products(separate, vector), np.concatenate([p @ vector for p in separate]))
