@@ -26,7 +26,7 @@ def records(*names):
 
 
 def test_the_best_named_documents_win_years_only_tell_siblings_apart():
-    from advanced_retrieval.query.naming import Names, _products
+    from advanced_retrieval.query.naming import Names
 
     names = Names.of(records("PEPSICO_2021_10K.pdf", "PEPSICO_2022_10K.pdf", "GENERALMILLS_2020_10K.pdf",
                              "3M_2022_10K.pdf"))
@@ -59,7 +59,7 @@ FILINGS = {  # file stem -> title; every filing's text says "company", "securiti
 def filings():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names, _products
+    from advanced_retrieval.query.naming import Names
 
     ordinary = "the company securities exchange quarter fiscal results exhibit form united states"
     index = filings_index({stem: f"{stem.split('_')[0].casefold()} {ordinary}" for stem in FILINGS})
@@ -83,7 +83,7 @@ def test_short_forms_name_their_document(filings, question, named):
 def test_a_term_of_the_vocabulary_is_no_abbreviation_of_a_name():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names, _products
+    from advanced_retrieval.query.naming import Names
 
     records = [SimpleNamespace(doc_id=d, file_name=f"{d}.pdf", title="") for d in ("SUGAR_NATIONAL_2022", "ACME_2022")]
     names = Names.of(records)
@@ -121,7 +121,7 @@ def test_a_query_word_counts_once_for_a_document(filings):
 def test_a_name_cited_by_other_documents_is_still_a_name():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names, _products
+    from advanced_retrieval.query.naming import Names
 
     # every paper cites Adam in its training section (one chunk in four); the Adam paper says it throughout
     papers = {"adam_1412.6980": "adam stochastic optimization", "bert_1810.04805": "bert pre-training",
@@ -137,7 +137,7 @@ def test_a_name_cited_by_other_documents_is_still_a_name():
 def test_a_long_document_does_not_outweigh_the_one_a_word_names():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names, _products
+    from advanced_retrieval.query.naming import Names
 
     # the deck about evaluation says it on every slide; a long filing says it in 40 of 1,000 chunks: more chunks,
     # but the deck is what "evaluation" names
@@ -155,7 +155,7 @@ def test_a_long_document_does_not_outweigh_the_one_a_word_names():
 def test_a_title_word_weighs_less_than_a_file_name_and_a_repeated_word_counts_once():
     from types import SimpleNamespace
 
-    from advanced_retrieval.query.naming import Names, _products
+    from advanced_retrieval.query.naming import Names
 
     # only Ulta's release says "fiscal" (its title too: "Fourth Quarter Fiscal 2022 Results"); the question names
     # Amcor by its file name and says "fiscal" twice
