@@ -279,7 +279,8 @@ class HybridRetriever:
     def _held_nearest(self, embedding: Future, filters: Filters | None,
                       index) -> tuple[np.ndarray, list[tuple[str, float]] | None]:
         """The query's vector, and its `candidates` nearest chunk ids over the held vectors (None: not all held).
-        Reads nothing from the store (this runs on a worker thread, outside the retrieval's pinned view)."""
+        Runs on a worker thread, outside the retrieval's pinned view: it reads no chunk or vector from the store,
+        only, once per generation, the library's document list when the names are not read yet."""
         query_vector = embedding.result()
         return query_vector, self._named.library_nearest(query_vector, filters, index, self.candidates)
 
