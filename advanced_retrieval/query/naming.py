@@ -69,6 +69,25 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _written(name: str, text: str) -> bool:
+    """`name` occurs in `text` as a whole name, not inside a longer one ("data.csv" is not written out by
+    "mydata.csv", "old-data.csv" or "data.csv.bak"; it is by "reports/data.csv" and "(data.csv)")."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        before, after = text[start - 1:start] if start else " ", text[end:end + 2]
+        joined_before = before.isalnum() or before in "_-"
+        joined_after = after[:1].isalnum() or after[:1] in ("_", "-") or (after[:1] == "." and after[1:].isalnum())
+        if not joined_before and not joined_after:
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
 def is_period(word: str) -> bool:
     """True for years, numbers and period words: "2022", "q2", "fy2023", "2024q2", "4q", "h1"."""
     return bool(_PERIOD.fullmatch(word))
@@ -156,6 +175,7 @@ class Names:
     idf: dict[str, float]
     spelled: dict[str, str] = field(default_factory=dict)  # doc_id -> the file name's letters (spelled_name)
     filed: dict[str, frozenset[str]] = field(default_factory=dict)  # doc_id -> name words of its file name
+    files: dict[str, str] = field(default_factory=dict)  # doc_id -> its file name, casefolded (written_out)
     rates: Callable[[Iterable[str]], dict[str, dict[str, float]]] = _no_rates
     _held: dict[str, dict[str, float]] = field(default_factory=dict, compare=False)  # rates, remembered
     _begun: dict[str, int] = field(default_factory=dict, compare=False)  # documents a beginning begins
@@ -169,7 +189,8 @@ class Names:
         n = len(words)
         return cls(words, {w: math.log(n / c) for w, c in _prefix_df(words).items()},
                    {d.doc_id: spelled_name(d.file_name) for d in documents},
-                   {d.doc_id: name_words(d.file_name) for d in documents}, rates or _no_rates)
+                   {d.doc_id: name_words(d.file_name) for d in documents},
+                   {d.doc_id: _normal(d.file_name) for d in documents}, rates or _no_rates)
 
     def ordinary(self, word: str, docs: Iterable[str]) -> bool:
         """True when `docs` (the documents `word` would name) have less than NAME_SHARE of the sum of every
@@ -186,6 +207,9 @@ class Names:
         """The doc_ids the query names best (sorted), or () when it names none."""
         if len(self.words) < 2:
             return ()
+        written = self.written_out(query)
+        if written:
+            return written
         spans, abbreviations = _query_spans(query), _abbreviations(query)
         matches = {doc_id: self._matches(doc_id, words, spans, abbreviations) for doc_id, words in self.words.items()}
         by_word: dict[str, set[str]] = {}
@@ -196,6 +220,13 @@ class Names:
         score_of = {d: s for d, found in matches.items() if (s := _score(found, ordinary)) > 0}
         best = max(score_of.values(), default=0.0)
         return tuple(sorted(d for d, s in score_of.items() if s >= best))
+
+    def written_out(self, query: str) -> tuple[str, ...]:
+        """The doc_ids whose whole file name, extension included, the query writes ("the Dates sheet of
+        charts.xlsx"), sorted. Such a name is the document whatever its words are elsewhere: "charts" is an
+        ordinary word of a library of filings, "charts.xlsx" is one file."""
+        text = _normal(query)
+        return tuple(sorted(d for d, name in self.files.items() if "." in name and _written(name, text)))
 
     def _prefix_idf(self, key: str) -> float:
         """A beginning's rarity among the library's names: log(N / documents with a name word it begins)."""

@@ -101,6 +101,22 @@ def test_ordinary_words_of_a_title_name_nothing(filings):
                          "If not relevant for this company, say so") == ("AMERICANWATERWORKS_2022_10K",)
 
 
+def test_a_file_name_written_out_names_its_document_though_its_words_are_ordinary():
+    from types import SimpleNamespace
+
+    # every document's text says "charts" and "data": as words they name nothing; written out as a file, they do
+    stems = {"charts.xlsx": "charts", "data.csv": "data", "old-data.csv": "data", "PEPSICO_2022_10K.pdf": "pepsico"}
+    index = filings_index({name: f"{word} charts data sales" for name, word in stems.items()})
+    names = Names.of([SimpleNamespace(doc_id=n, file_name=n, title="") for n in stems], index.document_rates)
+    assert names.named("Which month on the charts has the highest value?") == ()
+    assert names.named("Which month on the Dates sheet of charts.xlsx has the highest value?") == ("charts.xlsx",)
+    assert names.named("Which month on the Dates sheet of Charts.XLSX has the highest value?") == ("charts.xlsx",)
+    assert names.named("Compare data.csv with charts.xlsx") == ("charts.xlsx", "data.csv")
+    assert names.named("What does old-data.csv hold?") == ("old-data.csv",)  # not data.csv inside it
+    assert names.written_out("Is mydata.csv or data.csv.bak there?") == ()
+    assert names.named("What does reports/data.csv (the export) hold?") == ("data.csv",)
+
+
 def test_periods_only_tell_siblings_apart_and_count_alike(filings):
     # a question about two years names both years' filings (a rarer year is no better a name)
     assert filings.named("Has Verizon increased its debt between 2022 and the 2021 fiscal period?") == (
