@@ -108,10 +108,34 @@ def forms_of(text: str) -> frozenset[str]:
         for part_forms in _token_forms(token):
             out.update(part_forms)
     for run in _NAME_RUN.findall(text):
-        initials = "".join(w[0] for w in re.findall(r"[A-Z][\w’'.-]*", run))
-        if len(initials) >= 2:
-            out.add(initials.lower())
+        out |= _initials(run)
     return frozenset(out)
+
+
+def abbreviated(text: str, forms: frozenset[str]) -> frozenset[str]:
+    """The words (casefolded, hyphenated names in their parts) of the multi-word names in `text` that `forms`
+    hold by their initials: "frito", "lay", "north", "america" when a table labels its row "FLNA"."""
+    out: set[str] = set()
+    for run in _NAME_RUN.findall(text):
+        for part in {run, *re.split(r"\s+(?:&|and)\s+", run)}:
+            if _own_initials(part) & forms:
+                out.update(w.casefold() for w in re.findall(r"[^\W_]+", part))
+    return frozenset(out)
+
+
+def _initials(run: str) -> set[str]:
+    """The initials a run of capitalised words may be abbreviated by: of the whole run ("Johnson & Johnson" ->
+    "jj"), of each name in a list joined by "and" or "&" ("Quaker Foods North America and PepsiCo Beverages North
+    America" -> "qfna", "pbna"), and with a hyphenated name's parts counted apart ("Frito-Lay North America" ->
+    "fna" and "flna")."""
+    return set().union(*(_own_initials(part) for part in {run, *re.split(r"\s+(?:&|and)\s+", run)}))
+
+
+def _own_initials(name: str) -> set[str]:
+    """The initials of one name's capitalised words, and with its hyphenated words' parts counted apart."""
+    words = re.findall(r"[A-Z][\w’'.-]*", name)
+    pieces = [p for w in words for p in w.split("-") if p[:1].isupper()]
+    return {s.lower() for s in ("".join(w[0] for w in words), "".join(p[0] for p in pieces)) if len(s) >= 2}
 
 
 def query_concepts(question: str) -> tuple[Concept, ...]:

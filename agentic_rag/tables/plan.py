@@ -19,12 +19,13 @@ from dataclasses import dataclass, replace
 
 from advanced_retrieval.tables import TableInfo
 from advanced_retrieval.tables.values import number
-from agentic_rag.language.concepts import Concept, forms_of, query_concepts
+from agentic_rag.language.concepts import Concept, abbreviated, forms_of, query_concepts
 from agentic_rag.tables.words import identifier_text, meets, name_forms, named_by
 
 _FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with"})
 CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the question ranks a change it cannot compute
 NAMED_ROW = 0.9  # a row the question names by its label (all of it, or a name that is the label)
+_FOOTNOTE_MARKS = re.compile(r"(?:\s*(?:\((?:[a-z]|[ivx]{1,3}|\d{1,2})\)|[*†‡]+))+\s*$")
 MIN_ROW_MATCH = 0.6  # share of a row label's words the question must hold for the row to be the one asked
 MIN_SCORE = 1.0
 DEFAULT_MODIFIER_WEIGHT = 0.25  # a row label's "total", "net", "consolidated" the question does not say
@@ -245,7 +246,10 @@ def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[s
     held = forms_of(f"{_stem_words(table.file_name)} {table.title} {table.note} {table.name} "
                     f"{' '.join(identifier_text(c.name) for c in table.columns)} {' '.join(table.labels)} {cells}")
     stem = _file_tokens(table.file_name)
-    missing = [c for c in names if not (c.met(held) or meets(c.forms, held) or _in_file_name(c, stem))]
+    # "Frito-Lay North America" is held as "FLNA": the words of a name whose initials the table prints
+    initialled = abbreviated(ask.text, held)
+    missing = [c for c in names if not (c.met(held) or meets(c.forms, held) or _in_file_name(c, stem)
+                                        or set(re.findall(r"[^\W_]+", c.text.casefold())) <= initialled)]
     # "San Francisco" is held as "SF": the initials of the names the question writes one after another
     initials = "".join(c.text[0] for c in missing).lower()
     if not missing or (len(missing) >= 2 and initials in held and _adjacent(ask.text, missing)):
@@ -509,7 +513,7 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         if not specific:
             continue
         # the share of the label's words the question holds, word by word (a form of each, not its initials)
-        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+", label)
+        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+", unmarked(label))
                   if not _YEAR.fullmatch(w) and w.lower() not in _FUNCTION_WORDS]  # "All other income": 3 words
         # "Total net sales" is the sales a question asks for unless it names another kind: "total", "net" and
         # "consolidated" weigh a quarter of a word when the question does not say them ("Other revenue" does not
@@ -533,6 +537,12 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         totals = [i for i, label in enumerate(table.labels, start=1) if _TOTAL_ROW.fullmatch(label.strip().rstrip(":"))]
         return [(totals[0], 0.7)] if len(totals) == 1 else []
     return sorted(found.values(), key=lambda x: -x[1])
+
+
+def unmarked(label: str) -> str:
+    """A row label without the footnote marks printed after it: "PBNA (b)" -> "PBNA", "Europe (b)(c)" ->
+    "Europe", "Net sales(1)" -> "Net sales", "Revenue*" -> "Revenue"."""
+    return _FOOTNOTE_MARKS.sub("", label)
 
 
 def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:

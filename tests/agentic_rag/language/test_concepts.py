@@ -74,3 +74,15 @@ def test_a_number_must_stand_next_to_what_is_counted():
         assert near(heads, count, counting=True)
     measure = "While single-head attention is 0.9 BLEU worse than the best setting"
     assert near(heads, measure) and not near(heads, measure, counting=True)  # a measure, not a count of heads
+
+
+def test_a_list_of_names_offers_the_initials_of_each_name_and_of_a_hyphenated_names_parts():
+    from agentic_rag.language.concepts import abbreviated, forms_of
+
+    forms = forms_of("(Frito-Lay North America, Quaker Foods North America and PepsiCo Beverages North America)")
+    assert {"flna", "fna", "qfna", "pbna"} <= forms
+    assert "jj" in forms_of("Johnson & Johnson")  # the whole run's initials, as before
+    held = forms_of("FLNA QFNA Europe")
+    assert abbreviated("Frito-Lay North America and Quaker Foods North America grew", held) == \
+        {"frito", "lay", "north", "america", "quaker", "foods"}
+    assert abbreviated("PepsiCo Beverages North America", held) == frozenset()

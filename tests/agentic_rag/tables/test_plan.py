@@ -273,6 +273,31 @@ def test_the_rows_a_question_names_are_added_up_in_the_column_its_words_name(tmp
     assert _row(result)["value"] == 23291 + 3160 + 26213  # "Net Revenue 2022", not "COVID-19 charges 2022"
 
 
+def test_rows_printed_as_the_initials_of_the_names_a_question_writes_out_are_those_rows(tmp_path):
+    # the statement prints "FLNA", "QFNA", "PBNA (b)" (a footnote mark); the question writes the names out
+    marked = DataTable(DIVISIONS.name, DIVISIONS.title, DIVISIONS.columns,
+                       tuple((f"{r[0]} (b)" if r[0] == "PBNA" else r[0], *r[1:]) for r in DIVISIONS.rows),
+                       DIVISIONS.location)
+    query, result = _plans(tmp_path, [("PEPSICO_2022_10K.pdf", marked)],
+                           "What was the combined 2022 net revenue of PepsiCo's three North American divisions "
+                           "(Frito-Lay North America, Quaker Foods North America and PepsiCo Beverages North America)?")
+    assert query is not None and query.op == "sum" and query.rows == (1, 2, 3)
+    assert _row(result)["value"] == 23291 + 3160 + 26213
+    # a name the table holds by no initials is still not the table's: no query
+    other, _ = _plans(tmp_path / "b", [("PEPSICO_2022_10K.pdf", marked)],
+                      "What was the combined 2022 net revenue of Walmart International and Sam's Club?")
+    assert other is None
+
+
+def test_footnote_marks_are_not_words_of_a_row_label():
+    from agentic_rag.tables.plan import unmarked
+
+    assert [unmarked(x) for x in ("PBNA (b)", "Europe (b)(c)", "Net sales(1)", "Revenue*", "Other (iii)")] == \
+        ["PBNA", "Europe", "Net sales", "Revenue", "Other"]
+    assert [unmarked(x) for x in ("Total (in millions)", "Class A", "Series (2022)")] == \
+        ["Total (in millions)", "Class A", "Series (2022)"]
+
+
 def test_a_company_name_written_run_together_in_the_file_name_is_the_documents(tmp_path):
     query, result = _plans(tmp_path, [("AMERICANWATERWORKS_2021_10K.pdf", SEGMENTS)],
                            "What were American Water's casino revenues in 2022?")
