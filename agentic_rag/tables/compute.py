@@ -30,7 +30,6 @@ SAMPLE_ROWS = 6  # rows of each table a model sees beside its columns
 MAX_DISTINCT = 500  # distinct values of a text column read for filters
 MAX_SHOWN_ROWS = 10
 MAX_TRIES = 3
-NEXT_PAGE = 0.5  # a table on the page before or after a passage's: half as strongly pointed at as one on its page
 HEADER_PRIOR = 0.3  # a sheet whose headers the question names, retrieval having missed it
 VALUE_PRIOR = 0.5  # how strongly a sheet holding a name the question gives is a candidate (as a second-ranked hit)
 MAX_NAMES = 4  # names of a question looked for in the sheets' cells
@@ -74,12 +73,8 @@ def candidate_tables(tables: TableSource, hits: Sequence[Hit],
     prior: dict[str, float] = {}
     for rank, hit in enumerate(hits, start=1):
         for table in found:
-            if table.doc_id != hit.chunk.doc_id:
-                continue
-            if _same_place(table.location, hit.chunk.location):
+            if table.doc_id == hit.chunk.doc_id and _same_place(table.location, hit.chunk.location):
                 prior[table.table_id] = max(prior.get(table.table_id, 0.0), 1.0 / rank)
-            elif _next_page(table.location, hit.chunk.location):
-                prior[table.table_id] = max(prior.get(table.table_id, 0.0), NEXT_PAGE / rank)
     for table in _holding(tables, _names(question), {t.table_id for t in found}):
         found.append(table)
         prior[table.table_id] = VALUE_PRIOR
@@ -377,12 +372,6 @@ def _layout(tables: TableSource, table: TableInfo) -> Layout:
     empty = " AND ".join(f'"{c.sql}" IS NULL' for c in numeric)
     result = tables.query(f'SELECT "_row" FROM "{table.physical}" WHERE {empty}', max_rows=table.n_rows)
     return Layout.of(table.labels, [r[0] for r in result.rows]) if result.ok else Layout()
-
-
-def _next_page(table: Location, chunk: Location) -> bool:
-    """The table is on the page next to the passage's (a statement introduced at the foot of one page and printed
-    on the next, or continued from the one before)."""
-    return table.page is not None and chunk.page is not None and abs(table.page - chunk.page) == 1
 
 
 def _same_place(table: Location, chunk: Location) -> bool:

@@ -186,23 +186,3 @@ def test_a_question_of_two_parts_is_answered_part_by_part_beside_the_calculation
     result = agent.ask("How many units did the South region sell, and who is the manager of the South region?")
     assert "12150" in result.answer.replace(",", "") and "S. Smith" in result.answer, result.answer
 
-
-def test_a_table_on_the_page_next_to_a_passage_is_pointed_at_half_as_strongly_as_one_on_its_page(tmp_path):
-    # "Net revenue and operating profit of each division are as follows:" ends page 69; the table is on page 70
-    from advanced_retrieval import Hit
-    from advanced_retrieval.tables import TableStore
-    from agentic_rag.tables.compute import candidate_tables
-    from document_processor import DataTable, Location
-    from tests.helpers.retrieval import chunk
-
-    store = TableStore(tmp_path / "tables.duckdb")
-    tables = [DataTable(f"p. {page} table 1", "", ("label", "2022"), (("Net revenue", "10"),), Location(page=page))
-              for page in (68, 70, 72)]
-    store.write("filing", "filing.pdf", tables)
-    hits = [Hit(chunk("Net revenue of each division are as follows:", 69, 0), 0.9, 1),
-            Hit(chunk("Net revenue was 10.", 72, 0), 0.8, 2)]
-    found, prior = candidate_tables(store, hits)
-    by_page = {t.location.page: prior.get(t.table_id, 0.0) for t in found}
-    assert by_page == {68: 0.5, 70: 0.5, 72: 0.5}  # the page-72 table: its own page's second hit, 1/2
-    alone = candidate_tables(store, hits[1:])[1]  # the page-72 passage alone: its own table, none two pages off
-    assert {t.location.page: alone[t.table_id] for t in found if t.table_id in alone} == {72: 1.0}
