@@ -48,6 +48,10 @@ _STATED_SCALE = re.compile(r"\b(?:in\s+|\(\s*)?(?:[$€£]|usd|eur|gbp|dollars?|
 _RESULT = re.compile(r"(?:=|≈)\s*(?P<c>[-−]?[$€£]?\d[\d,]*(?:\.\d+)?)\s*(?P<pct>%)?")
 _EXPRESSION = re.compile(r"[-−–(]*\s*[$€£]?\s?\d[\d,.]*%?\)*(?:\s*[-−–+×x*/÷]\s*\(*\s*[$€£]?\s?\d[\d,.]*%?\)*)+\s*$")
 _EARLY_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun)[a-z]*\.?\s+\d", re.IGNORECASE)
+_DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b,?", re.IGNORECASE)
+_HEADER_TOKEN = re.compile(r"(?:19|20)\d\d|fiscal|fy|q[1-4]|[1-4]q|h[12]|change|variance|increase|decrease",
+                           re.IGNORECASE)
+_CHANGE_COLUMN = re.compile(r"%|\bchange\b|\bvariance\b|\bincrease\b|\bdecrease\b", re.IGNORECASE)
 _OPERATOR = re.compile(r"[-−–+×x*/÷]")
 
 
@@ -122,10 +126,20 @@ class Sources:
     stated: tuple[Stated, ...]
 
     @classmethod
-    def of(cls, texts: Iterable[str]) -> Sources:
+    def of(cls, texts: Iterable[str], places: Sequence[object] | None = None) -> Sources:
+        """`places[i]` is where texts[i] is (its document and page, sheet or slide): a flattened row whose
+        passage prints no years line above it takes the years line of another passage of its place, when the
+        place prints one only."""
+        texts = list(texts)
+        shared: dict[object, set[tuple]] = {}
+        if places is not None:
+            for text, place in zip(texts, places, strict=True):
+                if place is not None:
+                    shared.setdefault(place, set()).update(_years_lines(text))
         out: list[Stated] = []
-        for text in texts:
-            out.extend(_stated(text))
+        for i, text in enumerate(texts):
+            heads = shared.get(places[i]) if places is not None else None
+            out.extend(_stated(text, next(iter(heads)) if heads and len(heads) == 1 else None))
         return cls(tuple(dict.fromkeys(out)))
 
     def state(self, figure: Figure) -> bool:
@@ -137,19 +151,34 @@ class Sources:
         return [s.periods for s in self.stated if abs(abs(figure.value) - s.value) <= figure.unit]
 
 
-def _stated(text: str) -> list[Stated]:
-    """Every figure of one passage with the scales and periods its place gives it."""
+def _stated(text: str, page_years: tuple | None = None) -> list[Stated]:
+    """Every figure of one passage with the scales and periods its place gives it. `page_years`: the years line
+    of its page, when it prints none of its own (see _years_line)."""
     out: list[Stated] = []
     lines = text.splitlines()
     above: list[str] = []  # the lines of running text read so far: a table's title and units line
     header: list[str] | None = None
+    years = page_years  # the years line above, which names a flattened row's columns
+    years_scales: set[float] = set()
     for line in lines:
         if not (line.lstrip().startswith("|") or " | " in line):
             header = None
-            # A row of a table flattened into text ("Net sales 34,229 35,355") takes the units line above it.
-            scales = stated_scales(" ".join([*above[-3:], line])) if tabular(line) else stated_scales(line)
+            if (heads := _years_line(line)) is not None:
+                years, years_scales = heads, stated_scales(" ".join([*above[-3:], line]))
+                above.append(line)
+                out.extend(_with_scales(line, stated_scales(line), frozenset()))
+                continue
+            # A row of a table flattened into text ("Net sales 34,229 35,355") takes the units line above it,
+            # and the years line above names its figures' columns in order.
+            row = years is not None and _row_of_figures(line) or tabular(line)
+            scales = stated_scales(" ".join([*above[-3:], line])) if row else stated_scales(line)
+            if row and years is not None:
+                scales |= years_scales  # the units line above the years line heads every row under it
             above.append(line)
-            out.extend(_with_scales(line, scales, _years(line) if not tabular(line) else frozenset()))
+            if row:
+                out.extend(_row_by_years(line, scales, years))
+            else:
+                out.extend(_with_scales(line, scales, _years(line)))
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if set("".join(cells)) <= set("-: "):
@@ -163,6 +192,52 @@ def _stated(text: str) -> list[Stated]:
         for k, cell in enumerate(cells):
             period = _column_period(header[k]) if k < len(header) else frozenset()
             out.extend(_with_scales(cell, header_scales, period))
+    return out
+
+
+def _years_lines(text: str) -> set[tuple]:
+    return {heads for line in text.splitlines() if (heads := _years_line(line)) is not None}
+
+
+def _years_line(line: str) -> tuple[tuple[frozenset[str], ...], bool] | None:
+    """A flattened table's header of years ("2022 2021 2020", "Years Ended December 31, 2023 2022 % Change",
+    "Fiscal 2022 Fiscal 2021", "January 28, 2023 January 29, 2022"): each column's period in order (a date in the
+    first half of a year names the fiscal year before too, as in _column_period), and whether a change column
+    follows the years. None for any other line: a line stating a figure that is not a year or a day of a date."""
+    if line.lstrip().startswith("|") or " | " in line:
+        return None
+    undated = re.sub(r"\b(FY|Q[1-4])(?=(?:19|20)\d\d\b)", r"\1 ", _DAY.sub(" ", line), flags=re.IGNORECASE)
+    found = [f for f in figures(undated.replace("%", " % ")) if f.raw[:1].isdigit()]  # not "Three Months"
+    if len(found) < 2 or not all(f.year for f in found) or len(undated[:found[0].start].split()) > 8:
+        return None
+    if any(not _HEADER_TOKEN.fullmatch(t) for t in re.findall(r"[A-Za-z]+\d?|\d+[A-Za-z]?", undated[found[0].start:])):
+        return None  # after its first year, a header holds only years and column words: not "1998 and listed in"
+    early = bool(_EARLY_MONTH.search(line))
+    periods = tuple(frozenset({f.raw, str(int(f.raw) - 1)}) if early else frozenset({f.raw}) for f in found)
+    return periods, bool(_CHANGE_COLUMN.search(undated[found[-1].end:]))
+
+
+def _row_of_figures(line: str) -> bool:
+    """A label followed only by figures ("Net sales $ 34,229 $ 35,355 (3)%"): a row of a flattened table."""
+    found = figures(line)
+    if len(found) < 2 or line.rstrip().endswith("."):
+        return False
+    return not re.sub(r"[\s$€£¥()%,.*—–-]+", "", _FIGURE.sub(" ", line[found[0].start:]))
+
+
+def _row_by_years(line: str, scales: set[float], years: tuple[tuple[frozenset[str], ...], bool] | None
+                  ) -> list[Stated]:
+    """A flattened row's figures, each with the period of its column when the years line above has as many
+    columns as the row has figures (or one fewer, with a change column after the years): by position, never by
+    a guess. Otherwise no period (what is stated is grounded; its period is not known)."""
+    found = [f for f in figures(line) if not f.year]
+    columns, change = years if years is not None else ((), False)
+    if not columns or not (len(found) == len(columns) or change and len(found) == len(columns) + 1):
+        return _with_scales(line, scales, frozenset())
+    out = []
+    for k, f in enumerate(found):
+        out.extend(_with_scales(f.raw, scales, columns[k] if k < len(columns) else frozenset()))
+    out.extend(_with_scales(" ".join(f.raw for f in figures(line) if f.year), scales, frozenset()))
     return out
 
 
@@ -194,13 +269,15 @@ def _years(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", text))
 
 
-def other_periods(claim: str, sources: str | Sequence[str], years: Sequence[str]) -> list[tuple[str, str]]:
+def other_periods(claim: str, sources: str | Sequence[str], years: Sequence[str],
+                  places: Sequence[object] | None = None) -> list[tuple[str, str]]:
     """(figure, its period) for each figure of `claim` that its sources state only for a period other than the
     `years` the question asks about ("15,785" from the 2021 column for a question about 2022). A claim that
-    names the other period itself says what it states, and is not caught."""
+    names the other period itself says what it states, and is not caught. `places`: where each source is (see
+    Sources.of)."""
     if not years:
         return []
-    grounds = Sources.of([sources] if isinstance(sources, str) else sources)
+    grounds = Sources.of([sources] if isinstance(sources, str) else sources, places)
     asked, named = set(years), _years(claim)
     out = []
     for f in figures(claim):

@@ -152,8 +152,8 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
     if wrong:
         return replace(claim, verdict="unsupported", reason=f"its arithmetic does not add up: {wrong[0]}",
                        refuted=True)
-    sources = [f"{b.chunk.file_name} {' '.join(b.chunk.heading_path)} {b.chunk.index_text}"
-               for b in _same_place(cited, blocks)]
+    near = _same_place(cited, blocks)
+    sources = [f"{b.chunk.file_name} {' '.join(b.chunk.heading_path)}\n{b.chunk.index_text}" for b in near]
     missing = unexplained(draft.text, sources, question + " " + " ".join(f"page {p}" for p in pages))
     if missing:
         # A figure its source does not give is the costliest error an answer makes: never "partly" right. A
@@ -163,7 +163,8 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
                                                                 "claim does not show the calculation it comes from")
         return replace(claim, verdict="unsupported", reason=f"{missing[0]} is not in the cited passage",
                        refuted=True)
-    wrong_period = other_periods(draft.text, sources, re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", question))
+    wrong_period = other_periods(draft.text, sources, re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", question),
+                                 [_place(b) for b in near])
     if wrong_period:
         figure, period = wrong_period[0]
         return replace(claim, verdict="unsupported", refuted=True,
@@ -189,16 +190,18 @@ def _other_language(claim: str, sources: Sequence[str]) -> str:
     return said if said and source and said != source else ""
 
 
+def _place(block: ContextBlock) -> tuple | None:
+    """The document and page, sheet or slide a passage is on (None: a text file's passage, placed by nothing)."""
+    where = block.chunk.location
+    return (block.chunk.doc_id, where.page, where.sheet, where.slide) if (where.page or where.sheet or
+                                                                          where.slide) else None
+
+
 def _same_place(cited: Sequence[ContextBlock], blocks: Mapping[int, ContextBlock]) -> list[ContextBlock]:
     """The cited passages and the other passages of the same pages, sheets or slides: a statement cut into
     several chunks is one source (an operand in the next chunk of the same table counts)."""
-    def place(block: ContextBlock):
-        where = block.chunk.location
-        return (block.chunk.doc_id, where.page, where.sheet, where.slide) if (where.page or where.sheet or
-                                                                              where.slide) else None
-
-    places = {place(b) for b in cited} - {None}
-    return [*cited, *(b for b in blocks.values() if b not in cited and place(b) in places)]
+    places = {_place(b) for b in cited} - {None}
+    return [*cited, *(b for b in blocks.values() if b not in cited and _place(b) in places)]
 
 
 def _uncited(claim: Claim, coverage: Sequence[Coverage]) -> Claim:

@@ -120,6 +120,46 @@ def test_a_figure_of_another_period_than_the_question_asks_is_refuted():
     assert _check("Total revenue was $17,606 million [P1].", STATEMENT, question=asked).verdict == "supported"
 
 
+FLATTENED = ("CONSOLIDATED STATEMENTS OF OPERATIONS (In millions)\nYears Ended December 31, 2022 2021 % Change\n"
+             "Net sales $ 34,229 $ 35,355 (3)%\nOperating income 6,539 7,369 (11)%\nOther income, net 41 52")
+
+
+def test_a_flattened_rows_figures_take_their_periods_from_the_years_line_by_position():
+    # the statement reached the text layer as lines: its years line names each row's columns in order
+    assert other_periods("Net sales were $35,355 million.", FLATTENED, ["2022"]) == [("$35,355 million", "2021")]
+    assert other_periods("Net sales were $34,229 million.", FLATTENED, ["2022"]) == []
+    assert other_periods("Other income was $52 million.", FLATTENED, ["2022"]) == [("$52 million", "2021")]
+    assert other_periods("Net sales fell 3%.", FLATTENED, ["2022"]) == []  # the change column names no year
+    checked = _check("Operating income was $7,369 million [P1].", FLATTENED,
+                     question="What was the operating income in 2022?")
+    assert checked.verdict == "unsupported" and checked.refuted and "2021" in checked.reason
+    assert _check("Operating income was $6,539 million [P1].", FLATTENED,
+                  question="What was the operating income in 2022?").verdict == "supported"
+    # a row with more figures than the years line has columns is read by no position: grounded, no period
+    ragged = "2022 2021\nSegment sales 1,200 1,100 900 800"
+    assert other_periods("Segment sales were 1,100.", ragged, ["2022"]) == []
+    # prose naming years is no years line
+    prose = "We were founded in 1998 and listed in 2004\nHeadcount 4,100 3,900"
+    assert other_periods("Headcount was 3,900.", prose, ["1998"]) == []
+
+
+def test_a_years_line_in_another_passage_of_the_same_page_names_a_flattened_rows_columns():
+    header = "CONSOLIDATED STATEMENTS OF OPERATIONS (In millions)\n2022 2021 2020\nNet sales 34,229 35,355 30,001"
+    rows = "Operating income 6,539 7,369 5,100\nNet income 4,000 4,500 3,900"
+    asked = "What was the operating income in 2022?"
+    checked = _check("Operating income was 7,369 [P2].", header, rows, question=asked)
+    assert checked.verdict == "unsupported" and "2021" in checked.reason
+    assert _check("Operating income was 6,539 [P2].", header, rows, question=asked).verdict == "supported"
+    blocks = {1: ContextBlock(1, _hit(make_chunk("10k", "10k.pdf", header, ordinal=1, page=40))),
+              2: ContextBlock(2, _hit(make_chunk("10k", "10k.pdf", rows, ordinal=2, page=77)))}
+    elsewhere = check_claim(split_claims("Operating income was 7,369 [P2].")[0], Verdict(0, "supported", 1),
+                            blocks, question=asked)
+    assert not elsewhere.refuted  # another page's years line names nothing here
+    # two pages' passages whose years lines disagree lend none: each row keeps what its own passage prints
+    assert other_periods("Operating income was 7,369.", [header, "2023 2022 2021", rows], ["2022"],
+                         [1, 1, 1]) == []
+
+
 def test_references_to_a_documents_parts_are_not_quantities():
     assert [f.raw for f in figures("See Table 2 and Section 3.1 on page 47 of the 10-K [11].")] == []
     assert [f.raw for f in figures("Revenue was 17,606 in 2022.")] == ["17,606", "2022"]
