@@ -49,6 +49,7 @@ _RESULT = re.compile(r"(?:=|≈)\s*(?P<c>[-−]?[$€£]?\d[\d,]*(?:\.\d+)?)\s*(
 _EXPRESSION = re.compile(r"[-−–(]*\s*[$€£]?\s?\d[\d,.]*%?\)*(?:\s*[-−–+×x*/÷]\s*\(*\s*[$€£]?\s?\d[\d,.]*%?\)*)+\s*$")
 _EARLY_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun)[a-z]*\.?\s+\d", re.IGNORECASE)
 _DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b,?", re.IGNORECASE)
+_UNHEADED = re.compile(r"\s*(?:column\s+[A-Z]{0,3}\d*)?\s*", re.IGNORECASE)  # "", "column 3", "column B"
 _HEADER_TOKEN = re.compile(r"(?:19|20)\d\d|fiscal|fy|q[1-4]|[1-4]q|h[12]|change|variance|increase|decrease",
                            re.IGNORECASE)
 _CHANGE_COLUMN = re.compile(r"%|\bchange\b|\bvariance\b|\bincrease\b|\bdecrease\b", re.IGNORECASE)
@@ -187,12 +188,27 @@ def _stated(text: str, page_years: tuple | None = None) -> list[Stated]:
             header = cells
             scales = stated_scales(" ".join(above[-3:]) + " " + line)
             header_scales = scales
+            column_periods = _header_periods(header, years)
             out.extend(_with_scales(line, scales, frozenset()))
             continue
         for k, cell in enumerate(cells):
-            period = _column_period(header[k]) if k < len(header) else frozenset()
-            out.extend(_with_scales(cell, header_scales, period))
+            out.extend(_with_scales(cell, header_scales, column_periods[k] if k < len(column_periods) else frozenset()))
     return out
+
+
+def _header_periods(header: list[str], years: tuple[tuple[frozenset[str], ...], bool] | None
+                    ) -> list[frozenset[str]]:
+    """Each column's period: the one its header names; when no header names one (the table pass found the
+    columns, not their header: "column 2", "column 3"), the years line above or of its page names the columns
+    after the label column by position, if it has as many (or one fewer, with a change column after the years)."""
+    periods = [_column_period(h) for h in header]
+    if years is None or any(not _UNHEADED.fullmatch(h) for h in header[1:]):
+        return periods  # a column with a header of its own is what its header says, period or not
+    columns, change = years
+    values = len(header) - 1
+    if values == len(columns) or change and values == len(columns) + 1:
+        return [frozenset(), *columns, *([frozenset()] * (values - len(columns)))]
+    return periods
 
 
 def _years_lines(text: str) -> set[tuple]:

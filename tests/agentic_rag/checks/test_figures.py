@@ -160,6 +160,19 @@ def test_a_years_line_in_another_passage_of_the_same_page_names_a_flattened_rows
                          [1, 1, 1]) == []
 
 
+def test_a_table_found_without_its_header_takes_its_columns_periods_from_the_years_line_of_its_page():
+    # the table pass found the rows, not the header: the years stayed in the page's text, in another passage
+    text = "CONSOLIDATED STATEMENTS OF OPERATIONS\nYears Ended December 31,\n2022 2021\n(In millions)"
+    headless = "| (In millions) |  |  |\n| --- | --- | --- |\n| Total revenue | 17,606 | 15,785 |"
+    asked = "What was total revenue in 2022?"
+    checked = _check("Total revenue was $15,785 million [P1].", headless, text, question=asked)
+    assert checked.verdict == "unsupported" and checked.refuted and "2021" in checked.reason
+    assert _check("Total revenue was $17,606 million [P1].", headless, text, question=asked).verdict == "supported"
+    # columns with headers of their own are what their headers say, whatever years the page prints
+    headed = "| Segment | Revenue | Cost |\n| --- | --- | --- |\n| Total | 17,606 | 15,785 |"
+    assert other_periods("The cost was 15,785.", [headed, text], ["2022"], [1, 1]) == []
+
+
 def test_references_to_a_documents_parts_are_not_quantities():
     assert [f.raw for f in figures("See Table 2 and Section 3.1 on page 47 of the 10-K [11].")] == []
     assert [f.raw for f in figures("Revenue was 17,606 in 2022.")] == ["17,606", "2022"]
