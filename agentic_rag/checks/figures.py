@@ -49,6 +49,7 @@ _RESULT = re.compile(r"(?:=|≈)\s*(?P<c>[-−]?[$€£]?\d[\d,]*(?:\.\d+)?)\s*(
 _EXPRESSION = re.compile(r"[-−–(]*\s*[$€£]?\s?\d[\d,.]*%?\)*(?:\s*[-−–+×x*/÷]\s*\(*\s*[$€£]?\s?\d[\d,.]*%?\)*)+\s*$")
 _EARLY_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun)[a-z]*\.?\s+\d", re.IGNORECASE)
 _DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b,?", re.IGNORECASE)
+_UNITS_LINE = re.compile(r"(?:\(|\bin)\s*(?:[$€£]\s*|u\.?s\.?\s*)?(?:thousands|millions|billions)\b", re.IGNORECASE)
 _UNHEADED = re.compile(r"\s*(?:column\s+[A-Z]{0,3}\d*)?\s*", re.IGNORECASE)  # "", "column 3", "column B"
 _HEADER_TOKEN = re.compile(r"(?:19|20)\d\d|fiscal|fy|q[1-4]|[1-4]q|h[12]|change|variance|increase|decrease",
                            re.IGNORECASE)
@@ -130,17 +131,22 @@ class Sources:
     def of(cls, texts: Iterable[str], places: Sequence[object] | None = None) -> Sources:
         """`places[i]` is where texts[i] is (its document and page, sheet or slide): a flattened row whose
         passage prints no years line above it takes the years line of another passage of its place, when the
-        place prints one only."""
+        place prints one only; the rows of a passage that prints no units line take its place's units line the
+        same way (a statement cut into chunks states "(In millions)" once, above its first rows)."""
         texts = list(texts)
         shared: dict[object, set[tuple]] = {}
+        units: dict[object, set[frozenset[float]]] = {}
         if places is not None:
             for text, place in zip(texts, places, strict=True):
                 if place is not None:
                     shared.setdefault(place, set()).update(_years_lines(text))
+                    units.setdefault(place, set()).update(_units_lines(text))
         out: list[Stated] = []
         for i, text in enumerate(texts):
             heads = shared.get(places[i]) if places is not None else None
-            out.extend(_stated(text, next(iter(heads)) if heads and len(heads) == 1 else None))
+            scales = units.get(places[i]) if places is not None else None
+            out.extend(_stated(text, next(iter(heads)) if heads and len(heads) == 1 else None,
+                               set(next(iter(scales))) if scales and len(scales) == 1 else set()))
         return cls(tuple(dict.fromkeys(out)))
 
     def state(self, figure: Figure) -> bool:
@@ -152,10 +158,12 @@ class Sources:
         return [s.periods for s in self.stated if abs(abs(figure.value) - s.value) <= figure.unit]
 
 
-def _stated(text: str, page_years: tuple | None = None) -> list[Stated]:
+def _stated(text: str, page_years: tuple | None = None, page_scales: set[float] | None = None) -> list[Stated]:
     """Every figure of one passage with the scales and periods its place gives it. `page_years`: the years line
-    of its page, when it prints none of its own (see _years_line)."""
+    of its page, when it prints none of its own (see _years_line); `page_scales`: the scale its page's units
+    line states, for the rows of a passage that prints none."""
     out: list[Stated] = []
+    lent = set() if _units_lines(text) else set(page_scales or ())
     lines = text.splitlines()
     above: list[str] = []  # the lines of running text read so far: a table's title and units line
     header: list[str] | None = None
@@ -175,6 +183,8 @@ def _stated(text: str, page_years: tuple | None = None) -> list[Stated]:
             scales = stated_scales(" ".join([*above[-3:], line])) if row else stated_scales(line)
             if row and years is not None:
                 scales |= years_scales  # the units line above the years line heads every row under it
+            if row:
+                scales |= lent
             above.append(line)
             if row:
                 out.extend(_row_by_years(line, scales, years))
@@ -187,7 +197,7 @@ def _stated(text: str, page_years: tuple | None = None) -> list[Stated]:
         if header is None:
             header = cells
             scales = stated_scales(" ".join(above[-3:]) + " " + line)
-            header_scales = scales
+            header_scales = scales | lent
             column_periods = _header_periods(header, years)
             out.extend(_with_scales(line, scales, frozenset()))
             continue
@@ -209,6 +219,13 @@ def _header_periods(header: list[str], years: tuple[tuple[frozenset[str], ...], 
     if values == len(columns) or change and values == len(columns) + 1:
         return [frozenset(), *columns, *([frozenset()] * (values - len(columns)))]
     return periods
+
+
+def _units_lines(text: str) -> set[frozenset[float]]:
+    """The scales the units lines of a passage state ("(In millions, except per share data)", "in thousands of
+    dollars"): a plural scale word in parentheses or after "in", on a line of at most 12 words."""
+    return {frozenset(stated_scales(line)) for line in text.splitlines()
+            if len(line.split()) <= 12 and _UNITS_LINE.search(line)}
 
 
 def _years_lines(text: str) -> set[tuple]:
@@ -306,11 +323,12 @@ def other_periods(claim: str, sources: str | Sequence[str], years: Sequence[str]
     return out
 
 
-def unexplained(claim: str, sources: str | Sequence[str], allowed: str = "") -> list[str]:
+def unexplained(claim: str, sources: str | Sequence[str], allowed: str = "",
+                places: Sequence[object] | None = None) -> list[str]:
     """The figures of `claim` (as written) that neither its sources state nor a calculation it writes out or
     gives the operands of recomputes from figures they state. `allowed` (the question, the cited file's name)
-    may be repeated without a source ("the top 3 ...")."""
-    grounds = Sources.of([sources] if isinstance(sources, str) else sources)
+    may be repeated without a source ("the top 3 ..."). `places`: where each source is (see Sources.of)."""
+    grounds = Sources.of([sources] if isinstance(sources, str) else sources, places)
     given = Sources.of([allowed])
     found = figures(claim)
     explained = {i for i, f in enumerate(found) if grounds.state(f) or given.state(f)}

@@ -154,7 +154,8 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
                        refuted=True)
     near = _same_place(cited, blocks)
     sources = [f"{b.chunk.file_name} {' '.join(b.chunk.heading_path)}\n{b.chunk.index_text}" for b in near]
-    missing = unexplained(draft.text, sources, question + " " + " ".join(f"page {p}" for p in pages))
+    missing = unexplained(draft.text, sources, question + " " + " ".join(f"page {p}" for p in pages),
+                          [_place(b) for b in near])
     if missing:
         # A figure its source does not give is the costliest error an answer makes: never "partly" right. A
         # figure worked out without showing from what is unsupported, not proved wrong: the check cannot redo it.

@@ -173,6 +173,23 @@ def test_a_table_found_without_its_header_takes_its_columns_periods_from_the_yea
     assert other_periods("The cost was 15,785.", [headed, text], ["2022"], [1, 1]) == []
 
 
+def test_rows_of_a_passage_without_a_units_line_take_the_one_of_their_page():
+    # a statement cut into two chunks states "(In millions)" once, above the first chunk's rows
+    first = "CONSOLIDATED STATEMENTS OF OPERATIONS (In millions)\n2022 2021\nNet sales 34,229 35,355"
+    rows = "Operating income 6,539 7,369\nNet income 4,000 4,500"
+    asked = "What was the operating income in 2022?"
+    right = _check("Operating income was $6,539 million [P2].", first, rows, question=asked)
+    assert right.verdict == "supported", right.reason
+    assert _check("Operating income was $6,539 billion [P2].", first, rows, question=asked).verdict == "unsupported"
+    wrong = _check("Operating income was $7,369 million [P2].", first, rows, question=asked)
+    assert wrong.refuted and "2021" in wrong.reason
+    # pages whose units lines disagree lend none; a passage with a units line of its own keeps it
+    thousands = "Selected data (In thousands)\nHeadcount 12 14"
+    assert unexplained("Operating income was $6,539 million.", [rows, first, thousands], places=[1, 1, 1]) == \
+        ["$6,539 million"]
+    assert unexplained("Headcount was 12 million.", [thousands, first], places=[1, 1]) == ["12 million"]
+
+
 def test_references_to_a_documents_parts_are_not_quantities():
     assert [f.raw for f in figures("See Table 2 and Section 3.1 on page 47 of the 10-K [11].")] == []
     assert [f.raw for f in figures("Revenue was 17,606 in 2022.")] == ["17,606", "2022"]
