@@ -66,7 +66,7 @@ PERIOD_WEIGHT = 0.1  # what a matching year or period adds: less than any name w
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+    return _WORD.findall(_normal(text))
 
 
 def _normal(text: str) -> str:

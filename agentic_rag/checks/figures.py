@@ -239,8 +239,9 @@ def _years_line(line: str) -> tuple[tuple[frozenset[str], ...], bool] | None:
     follows the years. None for any other line: a line stating a figure that is not a year or a day of a date."""
     if line.lstrip().startswith("|") or " | " in line:
         return None
-    undated = re.sub(r"\b(FY|Q[1-4])(?=(?:19|20)\d\d\b)", r"\1 ", _DAY.sub(" ", line), flags=re.IGNORECASE)
-    found = [f for f in figures(undated.replace("%", " % ")) if f.raw[:1].isdigit()]  # not "Three Months"
+    undated = re.sub(r"\b(FY|Q[1-4])(?=(?:19|20)\d\d\b)", r"\1 ", _DAY.sub(" ", line),
+                     flags=re.IGNORECASE).replace("%", " % ")  # "2022 %" is a year, then a change column
+    found = [f for f in figures(undated) if f.raw[:1].isdigit()]  # not "Three Months"
     if len(found) < 2 or not all(f.year for f in found) or len(undated[:found[0].start].split()) > 8:
         return None
     if any(not _HEADER_TOKEN.fullmatch(t) for t in re.findall(r"[A-Za-z]+\d?|\d+[A-Za-z]?", undated[found[0].start:])):
