@@ -22,6 +22,9 @@ _HEADER = re.compile(r"^\[P(\d+)\] (?P<file>[^\n,]+)(?:, p\. (?P<page>\d+))?[^\n
                      r"(?=\n\n\[P\d+\] |\n</passages>)", re.MULTILINE | re.DOTALL)
 _NUMBER = re.compile(r"(?<![\w.])\$?\s?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+\.\d+(?![\w])")
 _SCALE = re.compile(r"\b(millions?|thousands?|billions?)\b", re.IGNORECASE)
+# A number that names a document part ("Exhibit 99.1", "Note 12", "Item 7.01") is no quantity a model adds up.
+_NAMES_PART = re.compile(r"\b(?:exhibit|item|note|section|page|table|figure|chapter|part|rule|form)\s*$",
+                         re.IGNORECASE)
 
 
 def numeric(groups) -> bool:
@@ -66,10 +69,10 @@ def figure_reply(kind: str, groups, prompt: str, question: str = "") -> str | No
         wrong = (a - b) + max(1.0, abs(a - b) * 0.1)
         return f"The difference is {gold.group(0).strip()} - {other} = {_written(wrong)} [P{n}]."
     if kind == "arithmetic across chunks":
-        mate = next(((m, text) for m, _, p, text in found if m != n and _NUMBER.search(text)), None)
+        mate = next(((m, q) for m, _, p, text in found if m != n for q in _quantities(text)), None)
         if mate is None:
             return None
-        y = _NUMBER.search(mate[1]).group(0).strip()
+        y = mate[1]
         a, b = _value(gold.group(0)), _value(y)
         return f"Together they come to {gold.group(0).strip()} + {y} = {_written(a + b)} [P{n}][P{mate[0]}]."
     if kind == "column total":
@@ -94,6 +97,12 @@ def _column_total(found, years=()) -> str | None:
                 total = sum(_value(c) for c in cells)
                 return f"The column adds up to {' + '.join(cells)} = {_written(total)} [P{n}]."
     return None
+
+
+def _quantities(text: str) -> list[str]:
+    """The numbers of a passage that are quantities, not the names of its parts."""
+    return [m.group(0).strip() for m in _NUMBER.finditer(text)
+            if not _NAMES_PART.search(text[max(0, m.start() - 12):m.start()])]
 
 
 def _label(line: str) -> str:
