@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from agentic_rag.checks.citations import CITE
-from agentic_rag.language.text import CITATION, tabular
+from agentic_rag.language.text import CITATION, STOPWORDS, stem, tabular
 
 MAX_IMPLICIT = 6  # figures of one claim combined as operands of an implicit calculation (pairs: 30 at most)
 _WORDS = {w: i for i, w in enumerate(
@@ -113,10 +113,12 @@ def stated_scales(text: str) -> set[float]:
 
 @dataclass(frozen=True)
 class Stated:
-    """One value a passage states, and the periods it is stated for (its table column's header, its sentence)."""
+    """One value a passage states, the periods it is stated for (its table column's header, its sentence) and,
+    in a table's row, that row's label ("" in running text)."""
 
     value: float
     periods: frozenset[str] = frozenset()
+    row: str = ""
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,14 @@ class Sources:
         """The periods of every place that states `figure` (an empty set: a place that names none)."""
         return [s.periods for s in self.stated if abs(abs(figure.value) - s.value) <= figure.unit]
 
+    def rows(self, figure: Figure) -> list[str]:
+        """The row label of every place that states `figure` ("": running text, a header)."""
+        return [s.row for s in self.stated if abs(abs(figure.value) - s.value) <= figure.unit]
+
+    def labels(self) -> set[str]:
+        """The labels of the table rows that state a figure."""
+        return {s.row for s in self.stated if s.row}
+
 
 def _stated(text: str, page_years: tuple | None = None, page_scales: set[float] | None = None) -> list[Stated]:
     """Every figure of one passage with the scales and periods its place gives it. `page_years`: the years line
@@ -187,7 +197,8 @@ def _stated(text: str, page_years: tuple | None = None, page_scales: set[float] 
                 scales |= lent
             above.append(line)
             if row:
-                out.extend(_row_by_years(line, scales, years))
+                out.extend(_row_by_years(line, scales, years, _row_label(line[:figures(line)[0].start])
+                                         if figures(line) else ""))
             else:
                 out.extend(_with_scales(line, scales, _years(line)))
             continue
@@ -201,8 +212,10 @@ def _stated(text: str, page_years: tuple | None = None, page_scales: set[float] 
             column_periods = _header_periods(header, years)
             out.extend(_with_scales(line, scales, frozenset()))
             continue
+        label = _row_label(cells[0])
         for k, cell in enumerate(cells):
-            out.extend(_with_scales(cell, header_scales, column_periods[k] if k < len(column_periods) else frozenset()))
+            out.extend(_with_scales(cell, header_scales, column_periods[k] if k < len(column_periods) else frozenset(),
+                                    label))
     return out
 
 
@@ -259,32 +272,39 @@ def _row_of_figures(line: str) -> bool:
     return not re.sub(r"[\s$€£¥()%,.*—–-]+", "", _FIGURE.sub(" ", line[found[0].start:]))
 
 
-def _row_by_years(line: str, scales: set[float], years: tuple[tuple[frozenset[str], ...], bool] | None
-                  ) -> list[Stated]:
+def _row_by_years(line: str, scales: set[float], years: tuple[tuple[frozenset[str], ...], bool] | None,
+                  label: str = "") -> list[Stated]:
     """A flattened row's figures, each with the period of its column when the years line above has as many
     columns as the row has figures (or one fewer, with a change column after the years): by position, never by
     a guess. Otherwise no period (what is stated is grounded; its period is not known)."""
     found = [f for f in figures(line) if not f.year]
     columns, change = years if years is not None else ((), False)
     if not columns or not (len(found) == len(columns) or change and len(found) == len(columns) + 1):
-        return _with_scales(line, scales, frozenset())
+        return _with_scales(line, scales, frozenset(), label)
     out = []
     for k, f in enumerate(found):
-        out.extend(_with_scales(f.raw, scales, columns[k] if k < len(columns) else frozenset()))
-    out.extend(_with_scales(" ".join(f.raw for f in figures(line) if f.year), scales, frozenset()))
+        out.extend(_with_scales(f.raw, scales, columns[k] if k < len(columns) else frozenset(), label))
+    out.extend(_with_scales(" ".join(f.raw for f in figures(line) if f.year), scales, frozenset(), label))
     return out
 
 
-def _with_scales(text: str, scales: set[float], periods: frozenset[str]) -> list[Stated]:
+def _with_scales(text: str, scales: set[float], periods: frozenset[str], row: str = "") -> list[Stated]:
     """Each figure of `text` as written, its digits alone ("3.2" of "3.2 billion": the same quantity with its
     unit left out), and its value at each scale stated for it."""
     out = []
     for f in figures(text):
-        out.append(Stated(abs(f.value), periods))
+        out.append(Stated(abs(f.value), periods, row))
         if f.magnitude != 1.0:
-            out.append(Stated(abs(f.value) / f.magnitude, periods))
-        out.extend(Stated(abs(f.value) * s, periods) for s in scales if f.magnitude == 1.0)
+            out.append(Stated(abs(f.value) / f.magnitude, periods, row))
+        out.extend(Stated(abs(f.value) * s, periods, row) for s in scales if f.magnitude == 1.0)
     return out
+
+
+def _row_label(text: str) -> str:
+    """A table row's label as a claim would write it (casefolded, spaces collapsed, footnote marks and a
+    trailing colon left out), or "" when it is no name: fewer than three letters ("Q1", "2022", a date)."""
+    label = " ".join(re.sub(r"(?:\s*\((?:[a-z]|\d{1,2})\))+\s*$|[*:$€£¥\s]+$", "", text.strip()).split()).casefold()
+    return label if sum(ch.isalpha() for ch in label) >= 3 else ""
 
 
 def _column_period(header: str) -> frozenset[str]:
@@ -322,6 +342,38 @@ def other_periods(claim: str, sources: str | Sequence[str], years: Sequence[str]
         if not set(other) & named:
             out.append((f.raw, other[0]))
     return out
+
+
+def other_rows(claim: str, sources: str | Sequence[str], places: Sequence[object] | None = None
+               ) -> list[tuple[str, str, str]]:
+    """(figure, the row that states it, the row the claim gives it to) for each figure of `claim` that the claim
+    writes after the label of a row of its sources' tables (no other figure between them), which no row so
+    labelled states and only other table rows do ("datsun 1200 was 60.0" where 60.0 is the Volkswagen's row).
+    A figure also stated in running text, or written after no label, is not caught. `places`: see Sources.of."""
+    grounds = Sources.of([sources] if isinstance(sources, str) else sources, places)
+    labels = grounds.labels()
+    if not labels:
+        return []
+    text = claim.casefold()
+    named = [(m.start(), m.end(), label) for label in labels
+             for m in re.finditer(rf"(?<!\w){re.escape(label)}(?!\w)", text)]
+    found = figures(claim)
+    said = _words_of(claim)  # a row the claim names in other forms ("casinos" for the row "Casino") is named
+    out = []
+    inside = [any(s <= g.start < e for s, e, _ in named) for g in found]  # "1200" of "datsun 1200"
+    for k, f in enumerate(found):
+        rows = grounds.rows(f)
+        if f.year or inside[k] or not rows or "" in rows:
+            continue
+        before = max((g.end for g, held in zip(found[:k], inside[:k], strict=True) if not held), default=0)
+        given = {label for s, e, label in named if before <= s and e <= f.start}
+        if given and not given & set(rows) and not any(_words_of(row) <= said for row in rows):
+            out.append((f.raw, rows[0], min(given, key=len)))
+    return out
+
+
+def _words_of(label: str) -> frozenset[str]:
+    return frozenset(w for w in (stem(t) for t in re.findall(r"[^\W_]+", label.casefold())) if w and w not in STOPWORDS)
 
 
 def unexplained(claim: str, sources: str | Sequence[str], allowed: str = "",

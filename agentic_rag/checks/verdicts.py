@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from agentic_rag.checks.claims import MIN_CLAIM_TERMS, ClaimDraft
-from agentic_rag.checks.figures import arithmetic_errors, calculations, other_periods, unexplained
+from agentic_rag.checks.figures import arithmetic_errors, calculations, other_periods, other_rows, unexplained
 from agentic_rag.checks.instructions import instruction_in
 from agentic_rag.language.concepts import forms_of, near
 from agentic_rag.language.quotes import EMBED_CHARS, Ask, Gate
@@ -170,6 +170,11 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
         figure, period = wrong_period[0]
         return replace(claim, verdict="unsupported", refuted=True,
                        reason=f"{figure} is the passage's {period} figure, not the period the question asks about")
+    wrong_row = other_rows(draft.text, sources, [_place(b) for b in near])
+    if wrong_row:
+        figure, row, named = wrong_row[0]
+        return replace(claim, verdict="unsupported", refuted=True,
+                       reason=f"{figure} is in the row '{row}' of the cited table, not in '{named}'")
     if calculations(draft.text):
         # Every figure of a written-out calculation was grounded and the engine recomputed its result.
         return replace(claim, verdict="supported", reason="its figures are in the cited passages and the engine "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agentic_rag.checks.claims import split_claims
-from agentic_rag.checks.figures import arithmetic_errors, figures, other_periods, unexplained
+from agentic_rag.checks.figures import arithmetic_errors, figures, other_periods, other_rows, unexplained
 from agentic_rag.checks.verdicts import check_claim
 from agentic_rag.types import ContextBlock, Verdict
 from tests.helpers.agent import Q, _hit, make_chunk
@@ -204,3 +204,36 @@ def test_a_balance_sheet_date_names_its_year_and_an_early_date_the_fiscal_year_i
               "| Total revenues | 500,343 | 485,873 |")
     assert other_periods("Total revenues were $500,343 million.", retail, ["2017"]) == []  # closes fiscal 2017 too
     assert other_periods("Total revenues were $485,873 million.", retail, ["2018"]) == [("$485,873 million", "2016")]
+
+
+CARS = ("| Name | Miles_per_Gallon | Cylinders | Horsepower | Origin |\n| --- | --- | --- | --- | --- |\n"
+        "| datsun 1200 | 35.0 | 4 | 69.0 | Japan |\n| volkswagen model 111 | 27.0 | 4 | 60.0 | Europe |\n"
+        "| plymouth cricket | 26.0 | 4 | 70.0 | USA |")
+
+
+def test_a_figure_given_to_a_row_that_does_not_state_it_is_refuted():
+    # one digit changed: 69.0 written 60.0, which is the Volkswagen's figure two rows down
+    wrong = _check("The datsun 1200 has 60.0 horsepower [P1].", CARS, question="How powerful is the datsun 1200?")
+    assert wrong.verdict == "unsupported" and wrong.refuted
+    assert "volkswagen model 111" in wrong.reason and "datsun 1200" in wrong.reason
+    assert _check("The datsun 1200 has 69.0 horsepower [P1].", CARS,
+                  question="How powerful is the datsun 1200?").verdict == "supported"
+    # each figure is read after the rows named just before it; the digits of a label are no figure of a claim
+    assert other_rows("The volkswagen model 111 and the datsun 1200 have 60.0 and 69.0 horsepower.", CARS) == []
+    assert other_rows("The datsun 1200 does 35.0 mpg; the plymouth cricket has 70.0 hp.", CARS) == []
+    assert other_rows("The plymouth cricket has 69.0 hp.", CARS) == [("69.0", "datsun 1200", "plymouth cricket")]
+    # a flattened statement's rows are rows too; a figure written after no label is not caught
+    assert other_rows("Net sales were $6,539 million.", FLATTENED) == [("$6,539 million", "operating income",
+                                                                      "net sales")]
+    assert other_rows("It came to $6,539 million.", FLATTENED) == []
+    # a figure the running text also states is grounded there
+    assert other_rows("The datsun 1200 has 60.0 hp.", CARS + "\nThe engines range from 60.0 to 70.0 hp.") == []
+    # a label inside a longer one: the longer row states it
+    statement = "| (In millions) | 2022 |\n| --- | --- |\n| Services | 1,000 |\n| Services and licensing | 686 |"
+    assert other_rows("Services and licensing revenue was 686.", statement) == []
+    assert other_rows("Services revenue was 686.", statement) == [("686", "services and licensing", "services")]
+    # a section's row named beside its line's row written in other forms: the line's row is named too
+    resorts = "| (In millions) | 2022 |\n| --- | --- |\n| Las Vegas Strip Resorts | 8,400 |\n| Casino | 2,000 |"
+    assert other_rows("Las Vegas Strip Resorts revenue from casinos was 2,000.", resorts) == []
+    assert other_rows("Las Vegas Strip Resorts revenue was 2,000.", resorts) == [("2,000", "casino",
+                                                                                 "las vegas strip resorts")]
