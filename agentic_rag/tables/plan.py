@@ -66,6 +66,7 @@ _TOP_N = re.compile(r"\btop\s+(\d{1,2}|three|five|ten)\b", re.I)
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _DATE = re.compile(r"^(?:1[6-9]|20)\d\d-\d\d(?:-\d\d)?")
 _TOTAL_ROW = re.compile(r"\b(?:total|subtotal|sum|all)\b", re.I)
+_SUBTOTAL = re.compile(r"\s*(?:sub)?totals?\b", re.I)  # a row that adds up the rows above it: "Total Domestic revenue"
 _WORDS = {"three": 3, "five": 5, "ten": 10}
 _GENERIC = frozenset(forms_of("total net other value amount number item label column row table year years fiscal "
                               "month months data € $ £ ¥ euro euros dollar dollars pound pounds usd eur gbp"))
@@ -220,7 +221,8 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
                       _filtered_lookup(ask, table, own), _text_lookup(ask, table, layout)):
             if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
                 best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
-        if best is not None and (best.op != "lookup" or _reads_what_is_asked(asked, best)):
+        if best is not None and (best.op != "lookup" or _reads_what_is_asked(asked, best)) \
+                and not _named_elsewhere(asked, best, layout):
             out.append(best)
     return sorted(out, key=lambda q: -q.score)
 
@@ -233,6 +235,30 @@ def _reads_what_is_asked(ask: TableAsk, query: TableQuery) -> bool:
     table = query.table
     held = forms_of(f"{query.what} {table.title} {table.note} {table.name} {_stem_words(table.file_name)}")
     return not focus or any(c.met(held) for c in focus)
+
+
+def _named_elsewhere(ask: TableAsk, query: TableQuery, layout: Layout) -> bool:
+    """Whether a name the question gives, which the table prints in other rows' labels only, is missing from the
+    rows the query reads (their labels and headings): "Sam's Club's operating income" is not the row "Operating
+    income" of a table with rows of its own for Sam's Club."""
+    if not query.rows:
+        return False
+    table = query.table
+    whole = forms_of(f"{_stem_words(table.file_name)} {table.title} {table.note} {table.name} "
+                     f"{' '.join(identifier_text(c.name) for c in table.columns)}")
+    sections = layout.sections or {}
+    read = forms_of(" ".join(f"{table.labels[r - 1]} {sections.get(r, '')}" for r in query.rows
+                             if 0 < r <= len(table.labels)))
+    others = forms_of(" ".join(label for r, label in enumerate(table.labels, start=1) if r not in query.rows))
+    stem = _file_tokens(table.file_name)
+    for c in ask.concepts:
+        if not c.specific or any(ch.isdigit() for ch in c.text) or is_month(c.text.split()[0]):
+            continue
+        if c.met(whole) or _in_file_name(c, stem) or c.met(read):
+            continue
+        if c.met(others):
+            return True
+    return False
 
 
 def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> bool:
@@ -339,9 +365,10 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
     stem = _file_tokens(table.file_name)
     named = [r for r, score in rows if score >= NAMED_ROW
              and "".join(re.findall(r"[a-z0-9]+", table.labels[r - 1].lower())) not in stem]
+    named = _parts(named, table, layout) if ask.op in ("sum", "avg") else named
     if ask.op in ("sum", "avg") and len(named) >= 2 and len(period) <= 1:
         column = period[0] if period else _named_column(ask, table)
-        return _rows_total(ask, table, sorted(named), column, match) if column is not None else None
+        return _rows_total(ask, table, sorted(named), column, match, layout) if column is not None else None
     if ask.op == "change":
         if len(period) < 2:
             period = _two_periods(ask, table) or period
@@ -457,14 +484,27 @@ def _row_span(ask: TableAsk, table: TableInfo, row: int, columns: list[int], mat
     return TableQuery(table, sql, "span", what, (columns[0], columns[-1]), (row,), score=1.2 + match)
 
 
-def _rows_total(ask: TableAsk, table: TableInfo, rows: list[int], column: int, match: float) -> TableQuery:
+def _parts(rows: list[int], table: TableInfo, layout: Layout) -> list[int]:
+    """The rows to add up without a subtotal of others among them: a "Total ..." row below another of the rows,
+    under the same heading, already holds it ("appliances, Domestic and International": Appliances under each
+    heading, not also "Total Domestic revenue")."""
+    sections = layout.sections or {}
+    return [r for r in rows if not (_SUBTOTAL.match(table.labels[r - 1]) and any(
+        o < r and not _SUBTOTAL.match(table.labels[o - 1]) and sections.get(o) == sections.get(r) for o in rows))]
+
+
+def _rows_total(ask: TableAsk, table: TableInfo, rows: list[int], column: int, match: float,
+                layout: Layout = Layout()) -> TableQuery:
     """The sum (average) of the rows the question names, in one column: "combined 2022 net revenue of FLNA, QFNA
-    and PBNA"."""
+    and PBNA". Rows of the same label are told apart by their headings: "Appliances (Domestic)"."""
     function = "avg" if ask.op == "avg" else "sum"
     col = _q(table.columns[column].sql)
     sql = (f'SELECT {function}({col}) AS value, count({col}) AS "rows" FROM {_q(table.physical)} '
            f'WHERE "_row" IN ({", ".join(map(str, rows))})')
-    labels = ", ".join(table.labels[r - 1] for r in rows)
+    named = [table.labels[r - 1] for r in rows]
+    sections = layout.sections or {}
+    labels = ", ".join(f"{n} ({sections[r].rstrip(': ')})" if named.count(n) > 1 and sections.get(r) else n
+                       for n, r in zip(named, rows, strict=True))
     return TableQuery(table, sql, function, f"{function} of {table.columns[column].name} over {labels}", (column,),
                       tuple(rows), score=1.2 + match + COLUMN_WEIGHT * _column_match(ask, table, column))
 

@@ -662,3 +662,35 @@ def test_how_many_of_a_measure_the_question_names_adds_up_that_column(tmp_path):
                        tuple(Location(sheet="Output", cells=f"A{r}:C{r}") for r in (2, 3, 4)), ("A", "B", "C"))
     query, result = _plans(tmp_path, [("plant_output.xlsx", output)], "How many MWh did the Halden site produce in March?")
     assert query.op == "sum" and result.rows == ((6315.0, 1),)
+
+SEGMENT_CATEGORIES = DataTable(
+    "p. 63 table 1", "Revenue by product category", ("(In millions)", "2023", "2022"),
+    (("Domestic:", "", ""), ("Computing and Mobile Phones", "18,191", "20,693"), ("Appliances", "6,381", "6,784"),
+     ("Total Domestic revenue", "42,794", "47,830"), ("International:", "", ""),
+     ("Computing and Mobile Phones", "1,575", "1,785"), ("Appliances", "355", "383"),
+     ("Total International revenue", "3,504", "3,931")),
+    Location(page=63))
+
+
+def test_a_sum_of_rows_under_two_headings_adds_the_rows_not_the_headings_totals(tmp_path):
+    query, result = _plans(tmp_path, [("BESTBUY_2023_10K.pdf", SEGMENT_CATEGORIES)],
+                           "What was Best Buy's total appliances revenue in fiscal 2023, Domestic and International "
+                           "combined?")
+    assert query.op == "sum" and query.rows == (3, 7) and result.rows[0][0] == 6381 + 355
+    assert "Appliances (Domestic), Appliances (International)" in query.what
+
+
+def test_a_row_without_the_name_the_question_gives_is_not_read_when_other_rows_carry_that_name(tmp_path):
+    summary = DataTable(
+        "p. 35 table 1", "Five-Year Financial Summary", ("(Amounts in millions)", "2018", "2017"),
+        (("Total revenues", "500,343", "485,873"), ("Walmart U.S.", "2.1%", "1.6%"), ("Sam's Club", "2.5%", "0.5%"),
+         ("Operating income", "20,437", "22,764"), ("Sam's Club segment", "597", "660")),
+        Location(page=35))
+    asked = "By what percentage did Sam's Club's operating income change in fiscal 2018 compared with fiscal 2017?"
+    query, _ = _plans(tmp_path, [("WALMART_2018_10K.pdf", summary)], asked)
+    assert query is None  # the consolidated row; Sam's Club's own figures are in a segment table
+    (tmp_path / "b").mkdir()
+    query, result = _plans(tmp_path / "b", [("WALMART_2018_10K.pdf", summary)],
+                           "By what percentage did Walmart's operating income change in fiscal 2018 compared with "
+                           "fiscal 2017?")
+    assert query.op == "change" and query.rows == (4,)
