@@ -77,6 +77,12 @@ class Figure:
             2100 and "," not in self.raw and not self.raw.lstrip("-+−–").startswith(("$", "€", "£", "¥"))
 
     @property
+    def shown(self) -> str:
+        """The figure as a message names it: a sign set apart from its digits is the claim's operator, not the
+        figure's ("12.5 + 99.1": "99.1")."""
+        return re.sub(r"^[-+−–]\s+", "", self.raw)
+
+    @property
     def unit(self) -> float:
         """Half of what its last written digit is worth: the rounding tolerance of the figure as written."""
         return 0.5 * 10 ** -self.decimals * self.magnitude * 1.0001
@@ -323,7 +329,14 @@ def _years(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", text))
 
 
-def other_periods(claim: str, sources: str | Sequence[str], years: Sequence[str],
+def _grounds(sources: str | Sequence[str] | Sources, places: Sequence[object] | None) -> Sources:
+    """`sources` as Sources: a claim's checks parse its passages once (Sources.of) and pass the result on."""
+    if isinstance(sources, Sources):
+        return sources
+    return Sources.of([sources] if isinstance(sources, str) else sources, places)
+
+
+def other_periods(claim: str, sources: str | Sequence[str] | Sources, years: Sequence[str],
                   places: Sequence[object] | None = None) -> list[tuple[str, str]]:
     """(figure, its period) for each figure of `claim` that its sources state only for a period other than the
     `years` the question asks about ("15,785" from the 2021 column for a question about 2022). A claim that
@@ -331,7 +344,7 @@ def other_periods(claim: str, sources: str | Sequence[str], years: Sequence[str]
     Sources.of)."""
     if not years:
         return []
-    grounds = Sources.of([sources] if isinstance(sources, str) else sources, places)
+    grounds = _grounds(sources, places)
     asked, named = set(years), _years(claim)
     out = []
     for f in figures(claim):
@@ -340,17 +353,17 @@ def other_periods(claim: str, sources: str | Sequence[str], years: Sequence[str]
             continue
         other = sorted(set().union(*places) - asked)
         if not set(other) & named:
-            out.append((f.raw, other[0]))
+            out.append((f.shown, other[0]))
     return out
 
 
-def other_rows(claim: str, sources: str | Sequence[str], places: Sequence[object] | None = None
+def other_rows(claim: str, sources: str | Sequence[str] | Sources, places: Sequence[object] | None = None
                ) -> list[tuple[str, str, str]]:
     """(figure, the row that states it, the row the claim gives it to) for each figure of `claim` that the claim
     writes after the label of a row of its sources' tables (no other figure between them), which no row so
     labelled states and only other table rows do ("datsun 1200 was 60.0" where 60.0 is the Volkswagen's row).
     A figure also stated in running text, or written after no label, is not caught. `places`: see Sources.of."""
-    grounds = Sources.of([sources] if isinstance(sources, str) else sources, places)
+    grounds = _grounds(sources, places)
     labels = grounds.labels()
     if not labels:
         return []
@@ -368,7 +381,7 @@ def other_rows(claim: str, sources: str | Sequence[str], places: Sequence[object
         before = max((g.end for g, held in zip(found[:k], inside[:k], strict=True) if not held), default=0)
         given = {label for s, e, label in named if before <= s and e <= f.start}
         if given and not given & set(rows) and not any(_words_of(row) <= said for row in rows):
-            out.append((f.raw, rows[0], min(given, key=len)))
+            out.append((f.shown, rows[0], min(given, key=len)))
     return out
 
 
@@ -376,19 +389,19 @@ def _words_of(label: str) -> frozenset[str]:
     return frozenset(w for w in (stem(t) for t in re.findall(r"[^\W_]+", label.casefold())) if w and w not in STOPWORDS)
 
 
-def unexplained(claim: str, sources: str | Sequence[str], allowed: str = "",
+def unexplained(claim: str, sources: str | Sequence[str] | Sources, allowed: str = "",
                 places: Sequence[object] | None = None) -> list[str]:
     """The figures of `claim` (as written) that neither its sources state nor a calculation it writes out or
     gives the operands of recomputes from figures they state. `allowed` (the question, the cited file's name)
     may be repeated without a source ("the top 3 ..."). `places`: where each source is (see Sources.of)."""
-    grounds = Sources.of([sources] if isinstance(sources, str) else sources, places)
+    grounds = _grounds(sources, places)
     given = Sources.of([allowed])
     found = figures(claim)
     explained = {i for i, f in enumerate(found) if grounds.state(f) or given.state(f)}
     explained |= _written_results(claim, found, explained)
     explained |= _operand_counts(claim, found)
     explained |= _implicit_results(found, explained)
-    return [f.raw for i, f in enumerate(found) if i not in explained]
+    return [f.shown for i, f in enumerate(found) if i not in explained]
 
 
 def _written_results(claim: str, found: list[Figure], explained: set[int]) -> set[int]:

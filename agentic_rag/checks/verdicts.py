@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from agentic_rag.checks.claims import MIN_CLAIM_TERMS, ClaimDraft
-from agentic_rag.checks.figures import arithmetic_errors, calculations, other_periods, other_rows, unexplained
+from agentic_rag.checks.figures import Sources, arithmetic_errors, calculations, other_periods, other_rows, unexplained
 from agentic_rag.checks.instructions import instruction_in
 from agentic_rag.language.concepts import forms_of, near
 from agentic_rag.language.quotes import EMBED_CHARS, Ask, Gate
@@ -154,8 +154,8 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
                        refuted=True)
     near = _same_place(cited, blocks)
     sources = [f"{b.chunk.file_name} {' '.join(b.chunk.heading_path)}\n{b.chunk.index_text}" for b in near]
-    missing = unexplained(draft.text, sources, question + " " + " ".join(f"page {p}" for p in pages),
-                          [_place(b) for b in near])
+    grounds = Sources.of(sources, [_place(b) for b in near])  # parsed once for the three checks below
+    missing = unexplained(draft.text, grounds, question + " " + " ".join(f"page {p}" for p in pages))
     if missing:
         # A figure its source does not give is the costliest error an answer makes: never "partly" right. A
         # figure worked out without showing from what is unsupported, not proved wrong: the check cannot redo it.
@@ -164,13 +164,12 @@ def check_claim(draft: ClaimDraft, verdict: Verdict, blocks: Mapping[int, Contex
                                                                 "claim does not show the calculation it comes from")
         return replace(claim, verdict="unsupported", reason=f"{missing[0]} is not in the cited passage",
                        refuted=True)
-    wrong_period = other_periods(draft.text, sources, re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", question),
-                                 [_place(b) for b in near])
+    wrong_period = other_periods(draft.text, grounds, re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", question))
     if wrong_period:
         figure, period = wrong_period[0]
         return replace(claim, verdict="unsupported", refuted=True,
                        reason=f"{figure} is the passage's {period} figure, not the period the question asks about")
-    wrong_row = other_rows(draft.text, sources, [_place(b) for b in near])
+    wrong_row = other_rows(draft.text, grounds)
     if wrong_row:
         figure, row, named = wrong_row[0]
         return replace(claim, verdict="unsupported", refuted=True,

@@ -60,6 +60,9 @@ def test_a_number_nobody_stated_or_wrong_arithmetic_is_caught(filing):
     assert unexplained("It has six layers", "The encoder has 6 layers.") == []
     assert unexplained("It has 6 layers", "The encoder has six layers.") == []
     assert unexplained("It has 7 heads", "8 heads, 6 layers, 512 dimensions, 10,500 and 9,800") == ["7"]
+    # the message names the figure, not the operator written before it
+    assert unexplained("The total is 12.5 + 99.1 = 111.6", "Revenue 12.5, other 98.1") == ["99.1", "111.6"]
+    assert unexplained("The change was -4.5%", "It fell 3.5%") == ["-4.5%"]  # a sign written with its digits stays
 
 
 @pytest.mark.parametrize("claim, source", [
