@@ -35,6 +35,10 @@ except ImportError:  # pragma: no cover - Windows
 
 log = logging.getLogger(__name__)
 
+# onnxruntime (1.31 on Linux) writes a device id and a usage database under ~/.cache/Microsoft/DeveloperTools when
+# it is imported, unless this is set first: the app keeps nothing of anyone's outside its data directory.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 _EXPORT_VERSION = 2  # bump when the export recipe changes, so old cached files are not reused
 # Batches tokenised and length-sorted together (bounds memory for a very long text list): 2,048 texts hold a
