@@ -11,6 +11,7 @@ nothing). A clear leaves one per document it removed, saying "cleared".
 
 from __future__ import annotations
 
+import threading
 import time
 
 from vector_db.records import DocumentRecord, record_from_metadata, record_to_metadata
@@ -20,6 +21,8 @@ _GENERATION_ID = "meta:generation"
 _PREFIX = "doc:"
 _GONE = "gone:"
 DELETED, CLEARED = "deleted", "cleared"
+_bumps = 0  # generation writes started by this process (bump_generation), in any directory
+_bumps_lock = threading.Lock()
 
 
 def _key(doc_id: str) -> str:
@@ -55,6 +58,12 @@ def remove_records(lib, doc_ids: list[str]) -> None:
         lib.delete(ids=[_key(d) for d in doc_ids])
 
 
+def bumps() -> int:
+    """How many generation writes this process has started: a generation read when this was n is still the
+    stored one while it is n, in a directory only this process writes (owner.py)."""
+    return _bumps
+
+
 def read_generation(lib) -> int:
     """The current write generation; 0 for a store never written."""
     got = lib.get(ids=[_GENERATION_ID], include=["metadatas"])
@@ -74,9 +83,16 @@ def bump_generation(lib, to: int = 0) -> int:
     that saw either one notices the other's write. `to` (from next_generation) lets a writer announce the value
     beforehand, so that the keyword index it saved just before carries the same one.
     """
+    global _bumps
+    with _bumps_lock:  # counted before the write: a reader that saw the old count re-reads after it
+        _bumps += 1
     current = read_generation(lib)
     new = to if to > current else max(current + 1, time.time_ns() // 1000)
-    lib.upsert(ids=[_GENERATION_ID], embeddings=[_VECTOR], metadatas=[{"kind": "meta", "generation": new}])
+    try:
+        lib.upsert(ids=[_GENERATION_ID], embeddings=[_VECTOR], metadatas=[{"kind": "meta", "generation": new}])
+    finally:
+        with _bumps_lock:  # and after it: a reader that read the count during the write reads again
+            _bumps += 1
     return new
 
 

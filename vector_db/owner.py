@@ -39,6 +39,11 @@ class Claim:
         self.holder = holder
         self._released = False
 
+    @property
+    def writes_alone(self) -> bool:
+        """Whether, while this claim is held, no other process can write the directory (owner, not released)."""
+        return self.owner and not self._released
+
     def read_only_reason(self, where: str) -> str:
         """'' for the owner; else why writes are refused and what to do, for the person who tried."""
         if self.owner:

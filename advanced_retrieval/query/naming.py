@@ -39,6 +39,7 @@ import threading
 import unicodedata
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -336,7 +337,7 @@ class NamedDocuments:
         ids, matrix = self._matrix(within, index)
         if not ids:
             return []
-        scores = matrix @ np.asarray(query_vector, dtype=np.float32)
+        scores = shared_product(matrix, np.asarray(query_vector, dtype=np.float32))
         top = np.argsort(-scores, kind="stable")[:n]
         return [(ids[i], float(scores[i])) for i in top]
 
@@ -468,5 +469,30 @@ def _products(parts: Sequence[np.ndarray], vector: np.ndarray) -> np.ndarray:
                 break
             end += len(rows)
         else:
-            return base[first:end] @ vector
+            return shared_product(base[first:end], vector)
     return np.concatenate([rows @ vector for rows in parts])
+
+
+# A product over this many rows or more is shared between the calling thread and a helper, half each. It is
+# memory-bound (the library's 28,710 × 384 vectors, 44 MB, a little more than this machine's 32 MB L3 cache: 5.4 ms
+# on one thread, 2.8 ms in two halves), and BLAS's own second thread spins after each product on the core the
+# keyword searches need (one_blas_thread); the helper waits on a queue, spinning nothing.
+SHARED_ROWS = 8192
+_SPLIT_ALIGN = 64  # halves cut at a multiple of 64 rows: each row's dot product is summed as in one product
+_helper: ThreadPoolExecutor | None = None
+_helper_lock = threading.Lock()
+
+
+def shared_product(block: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """block @ vector, its second half computed on a helper thread meanwhile when the block is large (numpy
+    leaves the GIL in BLAS): the same scores, in about half the time on two cores."""
+    if len(block) < SHARED_ROWS:
+        return block @ vector
+    global _helper
+    with _helper_lock:
+        if _helper is None:
+            _helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-product")
+    half = len(block) // 2 // _SPLIT_ALIGN * _SPLIT_ALIGN
+    second = _helper.submit(np.matmul, block[half:], vector)
+    first = block[:half] @ vector
+    return np.concatenate([first, second.result()])

@@ -208,6 +208,24 @@ def test_generation_moves_on_every_completed_write_only(store):
     assert seen == sorted(seen) and len(set(seen)) == len(seen)
 
 
+def test_the_writing_process_reads_the_generation_again_only_after_a_write(store, client, fake_embedder,
+                                                                            monkeypatch):
+    """Only the owner of an embedded directory writes it, and every generation write counts itself: a question
+    need not ask Chroma for a value nothing changed (a get, ~1 ms alone and ~4 ms of a question)."""
+    store.add_document(words_doc("a.pdf", 3, "alpha"))
+    reads = []
+    real = library_mod.read_generation
+    monkeypatch.setattr(library_mod, "read_generation", lambda lib: reads.append(1) or real(lib))
+    before = store.generation()
+    reads.clear()
+    assert store.generation() == before and store.count() == 3 and reads == []
+    VectorStore(client, fake_embedder).add_document(words_doc("b.pdf", 2, "beta"))  # another store of this process
+    assert store.generation() != before and reads and store.count() == 5
+    library_mod.bump_generation(client.get_collection("chunks-library"))  # a write below the store, as recover's
+    moved = store.generation()
+    assert moved > before and store.generation() == moved
+
+
 def test_another_store_on_the_same_client_sees_writes(client, fake_embedder):
     writer, reader = VectorStore(client, fake_embedder), VectorStore(client, fake_embedder)
     assert reader.count() == 0  # fills the reader's record cache

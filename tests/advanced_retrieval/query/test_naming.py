@@ -212,3 +212,17 @@ def test_one_product_over_a_block_equals_a_product_per_document():
     assert np.allclose(_products(gapped, vector), np.concatenate([p @ vector for p in gapped]))
     separate = [rng.standard_normal((3, 8)).astype(np.float32), block[:4]]
     assert np.allclose(_products(separate, vector), np.concatenate([p @ vector for p in separate]))
+
+
+def test_a_large_product_shared_with_a_helper_thread_gives_the_products_scores():
+    """Over SHARED_ROWS rows the product is computed in two halves on two threads (memory-bound: ~2x faster on
+    two cores); every row's score is the one product's, so the ranks cannot change."""
+    from advanced_retrieval.query.naming import SHARED_ROWS, shared_product
+
+    rng = np.random.default_rng(7)
+    vector = rng.standard_normal(384).astype(np.float32)
+    for rows in (10, SHARED_ROWS + 1, 3 * SHARED_ROWS + 77):
+        block = rng.standard_normal((rows, 384)).astype(np.float32)
+        got = shared_product(block, vector)
+        assert got.shape == (rows,) and np.allclose(got, block @ vector, rtol=1e-6, atol=1e-5)
+        assert np.array_equal(np.argsort(-got, kind="stable")[:30], np.argsort(-(block @ vector), kind="stable")[:30])
