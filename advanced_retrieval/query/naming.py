@@ -181,6 +181,7 @@ class Names:
     _held: dict[str, dict[str, float]] = field(default_factory=dict, compare=False)  # rates, remembered
     _begun: dict[str, int] = field(default_factory=dict, compare=False)  # documents a beginning begins
     _longer: dict[frozenset[str], frozenset[str]] = field(default_factory=dict, compare=False)  # see _beginnings
+    _called: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, compare=False)  # see _documents_by
 
     @classmethod
     def of(cls, documents: Sequence, rates: Callable[[Iterable[str]], dict[str, dict[str, float]]] | None = None
@@ -212,7 +213,7 @@ class Names:
         if written:
             return written
         spans, abbreviations = _query_spans(query), _abbreviations(query)
-        matches = {doc_id: self._matches(doc_id, words, spans, abbreviations) for doc_id, words in self.words.items()}
+        matches = self.matches(spans, abbreviations)
         by_word: dict[str, set[str]] = {}
         for doc_id, found in matches.items():
             for word, *_ in found:
@@ -253,6 +254,48 @@ class Names:
                 self._longer.clear()
             self._longer[words] = got
         return got
+
+    def _documents_by(self) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+        """(name word -> the documents called by it, beginning -> the documents with a longer name word it begins
+        (_beginnings)), built once per Names (a store generation)."""
+        if "word" not in self._called:
+            by_word: dict[str, list[str]] = {}
+            by_beginning: dict[str, list[str]] = {}
+            for doc_id, words in self.words.items():
+                for word in words:
+                    by_word.setdefault(word, []).append(doc_id)
+                for beginning in self._beginnings(words):
+                    by_beginning.setdefault(beginning, []).append(doc_id)
+            self._called["beginning"] = {k: tuple(v) for k, v in by_beginning.items()}
+            self._called["word"] = {k: tuple(v) for k, v in by_word.items()}  # set last: the flag of the build
+        return self._called["word"], self._called["beginning"]
+
+    def matches(self, spans, abbreviations) -> dict[str, list[tuple[str, float, tuple[int, int], bool]]]:
+        """_matches for every document, from the query's spans looked up in the name words and their beginnings
+        (what a scan of every document per span gave: 1.8 ms a question over 32 filings)."""
+        by_word, by_beginning = self._documents_by()
+        out: dict[str, list] = {doc_id: [] for doc_id in self.words}
+        for key, span in spans:
+            exact = by_word.get(key, ()) if self.idf.get(key, 0) > 0 else ()
+            period = is_period(key)
+            if exact:
+                weight = PERIOD_WEIGHT if period else self.idf[key]
+                for doc_id in exact:
+                    filed = self.filed.get(doc_id, self.words[doc_id])
+                    out[doc_id].append((key, weight if period or key in filed else weight * TITLE_WEIGHT, span,
+                                        period))
+            if len(key) >= _PREFIX_CHARS and span[1] - span[0] == 1 and not period:
+                for doc_id in by_beginning.get(key, ()):
+                    if doc_id in exact:
+                        continue
+                    begun = key in self._beginnings(self.filed.get(doc_id, self.words[doc_id]))
+                    out[doc_id].append((key, self._prefix_idf(key) * (1.0 if begun else TITLE_WEIGHT), span, False))
+        for letters, span in abbreviations:
+            for doc_id in self.words:
+                if letters not in self.filed.get(doc_id, self.words[doc_id]) and _in_order(
+                        letters, self.spelled.get(doc_id, "")):
+                    out[doc_id].append((letters, self._abbreviation_idf(letters), span, False))
+        return out
 
     def _matches(self, doc_id: str, words: frozenset[str], spans, abbreviations
                  ) -> list[tuple[str, float, tuple[int, int], bool]]:

@@ -226,3 +226,23 @@ def test_a_large_product_shared_with_a_helper_thread_gives_the_products_scores()
         got = shared_product(block, vector)
         assert got.shape == (rows,) and np.allclose(got, block @ vector, rtol=1e-6, atol=1e-5)
         assert np.array_equal(np.argsort(-got, kind="stable")[:30], np.argsort(-(block @ vector), kind="stable")[:30])
+
+
+@pytest.mark.parametrize("query", [
+    "What was PepsiCo's FY2022 capex?", "AMEX net card fees in 2022", "J&J's Q4 2022 earnings per share",
+    "MGM Resorts casino revenue", "How did mgmre do in 4Q 2022?", "Verizon 2021 wireless service revenue",
+    "American Water Works capital expenditures", "Ulta Beauty fiscal 2022 results", "BBY Q2 2024 comparable sales",
+    "3M Company free cash flow", "johnsonjohnson and americanexpress", "",
+])
+def test_the_names_looked_up_by_word_are_the_ones_a_scan_of_every_document_finds(query):
+    """Names.matches looks the query's spans up in the name words and their beginnings; it must give, document by
+    document and in order, what _matches (the scan of every document per span) gives."""
+    from types import SimpleNamespace
+
+    from advanced_retrieval.query.naming import _abbreviations, _query_spans
+
+    docs = [SimpleNamespace(doc_id=stem, file_name=f"{stem}.pdf", title=title) for stem, title in FILINGS.items()]
+    names = Names.of(docs)
+    spans, abbreviations = _query_spans(query), _abbreviations(query)
+    assert names.matches(spans, abbreviations) == {
+        d: names._matches(d, words, spans, abbreviations) for d, words in names.words.items()}
