@@ -42,6 +42,7 @@ _OBJECT = re.compile(r"\b(?:all|every|each|complete list of|full list of)\s+(?:o
                      re.IGNORECASE)
 _OBJECT_STOP = frozenset(["in", "of", "that", "which", "from", "on", "at", "by", "for", "with", "mentioned", "named", "listed", "used", "the", "a", "an", "is", "are", "was", "were", "does", "do", "did", "has", "have", "and", "or", "to"])
 _FIGURES = ("numeric", "comparison")
+_HOW_MUCH = re.compile(r"\bhow (?:much|many)\b|\bby what (?:percentage|percent|factor|amount)\b", re.IGNORECASE)
 _AGGREGATES = ("sum", "avg", "max", "min", "count")  # TableAsk operations over the items a question names
 _GENERIC = frozenset({"section", "part", "chapter", "item", "note", "the", "and", "of", "for", "in", "on", "to", "our"})
 SCOPES = ("passage", "document", "section", "list", "library")
@@ -60,11 +61,18 @@ def scope_of(question: str, question_type: str) -> str:
     if question_type == "summary":
         return "document"
     if _EVERY.search(question) and question_type not in _FIGURES and classify(question) not in _FIGURES \
-            and TableAsk.of(question).op not in _AGGREGATES:
+            and not _figure_over_items(question):
         # "how many units did all the regions sell", "the combined yield of all varieties at Waseca": a figure
         # over the items, for the tables
         return "list"
     return "passage"
+
+
+def _figure_over_items(question: str) -> bool:
+    """A figure worked out over the items the question names: an aggregate of them, or how much one total differs
+    from another ("how much higher was the total yield in 1932 than in 1931, summed over all varieties")."""
+    op = TableAsk.of(question).op
+    return op in _AGGREGATES or (op in ("change", "ratio") and bool(_HOW_MUCH.search(question)))
 
 
 @dataclass(frozen=True)

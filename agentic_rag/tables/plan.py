@@ -32,7 +32,7 @@ DEFAULT_MODIFIER_WEIGHT = 0.25  # a row label's "total", "net", "consolidated" t
 COLUMN_WEIGHT = 0.3  # what each word of the question a column's header names adds to a query's score
 TOP_MAX = 10
 _OPS = (
-    ("change", re.compile(r"\b(?:how (?:much|many) (?:more|less|fewer|higher|lower)\b|grow(?:th|n)?|grew|"
+    ("change", re.compile(r"\b(?:how (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|lower|bigger|larger|greater|smaller)\b|grow(?:th|n)?|grew|"
                           r"increase[ds]?|decrease[ds]?|chang(?:e|ed|es)|rise|rose|risen|"
                           r"fall|fell|fallen|decline[ds]?|drop(?:ped)?|difference|differ|compared? (?:to|with)|"
                           r"versus|vs\.?|year[- ]over[- ]year|yoy)\b", re.I)),
@@ -1410,16 +1410,26 @@ def _series_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence
     if None in conditions:
         return None
     source, col = _q(table.physical), _q(table.columns[column].sql)
+    # a date's value is its row's, or the mean of its rows; "the total yield in 1932 than in 1931 (summed over
+    # all varieties)" adds each date's rows up (a sum word that is the column's own name asks for no sum)
+    function = "sum" if _asks_sum(ask, table.columns[column].name) else "avg"
     sides = []
     for name, condition in zip(("a", "b"), conditions, strict=True):
         where = " AND ".join([*filters, condition, f"{col} IS NOT NULL"])
-        sides.append(f'{name} AS (SELECT avg({col}) AS v, count({col}) AS n, min("_row") AS r FROM {source} '
+        sides.append(f'{name} AS (SELECT {function}({col}) AS v, count({col}) AS n, min("_row") AS r FROM {source} '
                      f"WHERE {where})")
     sql = (f"WITH {', '.join(sides)} SELECT a.r AS row_from, b.r AS row_to, a.v AS \"from\", b.v AS \"to\", "
            f"b.v - a.v AS difference, round((b.v - a.v) / abs(a.v) * 100, 2) AS percent_change, "
            f"round(b.v / a.v, 4) AS ratio, a.n AS rows_from, b.n AS rows_to FROM a, b")
-    what = f"{table.columns[column].name}{_said(filters)}, {points[0]} to {points[1]}"
+    what = f"{'sum of ' if function == 'sum' else ''}{table.columns[column].name}{_said(filters)}, " \
+           f"{points[0]} to {points[1]}"
     return TableQuery(table, sql, "series", what, (column,), (), "", 1.1 + 0.3 * len(filters))
+
+
+def _asks_sum(ask: TableAsk, column: str) -> bool:
+    """Whether the question asks for a sum of rows in words that are not the column's own name ("Total")."""
+    own = name_forms(column)
+    return any(not forms_of(m.group(0)) <= own for m in _SUM_WORDS.finditer(ask.text))
 
 
 # -- two groups of rows compared: "the IT department's total budget against HR's" --------------------------------

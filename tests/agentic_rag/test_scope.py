@@ -114,6 +114,8 @@ def test_a_list_gathers_candidates_section_by_section_before_any_section_gives_a
 @pytest.mark.parametrize("question", [
     "What was the combined barley yield of all varieties at Waseca in 1931?",
     "What was Iowa's total net electricity generation in 2017 across all sources?",
+    "How many more units did all the stores sell in 2023 than in 2022?",
+    "By what percentage did the total output of all the plants grow from 2020 to 2021?",
 ])
 def test_an_aggregate_over_all_the_items_is_a_figure_not_a_list(question):
     assert scope_of(question, "factual") == "passage"

@@ -151,6 +151,29 @@ def test_how_many_times_more_divides_the_first_date_named_by_the_second(data_sto
     assert query.op == "series" and row["ratio"] == pytest.approx(round(21933 / 1437, 4))
 
 
+@pytest.mark.parametrize("question, function", [
+    ("How much more net_generation was there in total in 2017 than in 2001, summed over every source?", "sum"),
+    ("How many more units of net_generation were produced altogether in 2017 than in 2001?", "sum"),
+    ("By how much did net_generation change from 2001 to 2017?", "avg"),  # a date's rows, no sum asked: their mean
+])
+def test_a_change_of_dated_rows_adds_each_dates_rows_when_the_question_asks_a_total(data_store, question, function):
+    query, result = _answer(data_store, question)
+    row = dict(zip(result.columns, result.rows[0], strict=True))
+    first, last = (1437 + 35361, 21933 + 29329) if function == "sum" else ((1437 + 35361) / 2, (21933 + 29329) / 2)
+    assert query.op == "series" and (row["from"], row["to"]) == pytest.approx((first, last))
+    assert row["difference"] == pytest.approx(last - first)
+
+
+@pytest.mark.parametrize("question", [
+    "How much bigger was the MSFT price in Mar 2010 than in Jan 2000?",
+    "How many dollars lower was MSFT's price in Mar 2010 than in Jan 2000?",
+])
+def test_how_much_bigger_or_how_many_units_lower_asks_a_change(data_store, question):
+    query, result = _answer(data_store, question)
+    row = dict(zip(result.columns, result.rows[0], strict=True))
+    assert query.op == "series" and row["difference"] == pytest.approx(28.80 - 39.81)
+
+
 def test_a_change_between_two_values_of_a_numeric_column(data_store):
     query, result = _answer(data_store, "By how many percent did well A1's FAM signal drop between cycle 1 and cycle 3?")
     row = dict(zip(result.columns, result.rows[0], strict=True))
