@@ -32,7 +32,7 @@ DEFAULT_MODIFIER_WEIGHT = 0.25  # a row label's "total", "net", "consolidated" t
 COLUMN_WEIGHT = 0.3  # what each word of the question a column's header names adds to a query's score
 TOP_MAX = 10
 _OPS = (
-    ("change", re.compile(r"\b(?:how (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|lower|bigger|larger|greater|smaller)\b|grow(?:th|n)?|grew|"
+    ("change", re.compile(r"\b(?:how (?:much|many)(?: (?!times\b)[a-z]+)? (?:more|less|fewer|higher|lower|bigger|larger|greater|smaller)\b|grow(?:th|n)?|grew|"
                           r"increase[ds]?|decrease[ds]?|chang(?:e|ed|es)|rise|rose|risen|"
                           r"fall|fell|fallen|decline[ds]?|drop(?:ped)?|difference|differ|compared? (?:to|with)|"
                           r"versus|vs\.?|year[- ]over[- ]year|yoy)\b", re.I)),

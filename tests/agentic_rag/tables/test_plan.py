@@ -174,6 +174,12 @@ def test_how_much_bigger_or_how_many_units_lower_asks_a_change(data_store, quest
     assert query.op == "series" and row["difference"] == pytest.approx(28.80 - 39.81)
 
 
+def test_how_many_times_larger_is_still_a_ratio_of_the_first_named_to_the_second(data_store):
+    query, result = _answer(data_store, "How many times larger was MSFT's price in Jan 2000 than in Mar 2010?")
+    row = dict(zip(result.columns, result.rows[0], strict=True))
+    assert query.op == "series" and row["ratio"] == pytest.approx(round(39.81 / 28.80, 4))
+
+
 def test_a_change_between_two_values_of_a_numeric_column(data_store):
     query, result = _answer(data_store, "By how many percent did well A1's FAM signal drop between cycle 1 and cycle 3?")
     row = dict(zip(result.columns, result.rows[0], strict=True))
