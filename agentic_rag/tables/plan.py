@@ -599,7 +599,7 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
     for period in asked:
         columns = [i for i, c in enumerate(table.columns) if i and c.numeric and period in periods_of(c.name, header=True)]
         if not columns and re.fullmatch(r"\d{4}q[1-4]", period):
-            columns = _quarter_by_year(table, period)
+            columns = _quarter_by_year(table, period) or _spanned_quarter(table, period)
         columns = [i for i in columns if not _compares_years(table.columns[i].name)]  # not "2018 vs. 2017"
         if len(columns) > 1:  # "Net Revenue 2022" and "Operating Profit 2022": the one whose words it names
             met = [(_header_met(ask, table.columns[i].name), i) for i in columns]
@@ -1217,6 +1217,31 @@ def _quarter_by_year(table: TableInfo, period: str) -> list[int]:
         return []
     return [i for i, h in enumerate(heads) if year in h and not any(p.startswith("q") or p.startswith("m") or
                                                                      len(p) == 6 for p in h)]
+
+
+# a quarter's span without its year, printed once over the year columns: "Three Months Ended December 31,"
+_SPAN_NO_YEAR = re.compile(r"\b(?:three|3|twelve|12|thirteen|13)[- ](?:months?|weeks?)\s+ended\s+(?P<m>[A-Za-z]{3,9})\.?"
+                           r"\s+(?P<d>\d{1,2})\b(?!,?\s*(?:19|20)\d\d)", re.IGNORECASE)
+
+
+def _spanned_quarter(table: TableInfo, period: str) -> list[int]:
+    """The column of a quarter ('2022q4') in a table whose label column, title or note prints the quarter's span
+    without a year ("Three Months Ended December 31," over the columns "2022" and "2021"): the column whose header
+    is that year alone. [] when the span is another quarter's, or no such header is printed."""
+    year, quarter = period[:4], period[4:]
+    spans = [m for text in (table.columns[0].name if table.columns else "", table.title, table.note)
+             for m in _SPAN_NO_YEAR.finditer(text)]
+    quarters = set()
+    for m in spans:
+        month, day = _MONTHS.get(m.group("m")[:3].lower()), int(m.group("d"))
+        if month and day <= 7:  # a 52/53-week quarter ending "July 2" is June's
+            month = month - 1 if month > 1 else 12
+        if month and month % 3 == 0:
+            quarters.add(f"q{month // 3}")
+    if quarters != {quarter}:
+        return []
+    return [i for i, c in enumerate(table.columns)
+            if i and c.numeric and periods_of(c.name, header=True) == (year,)]
 
 
 def _when(name: str) -> tuple[int, int]:

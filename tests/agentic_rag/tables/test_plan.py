@@ -48,6 +48,28 @@ def test_a_row_and_a_period_the_question_names_are_one_cell(store, question, row
     assert query.op == "lookup" and result.rows == rows
 
 
+HOTEL = DataTable(
+    "p. 5 table 2", "The following table shows key hotel statistics for the Strip resorts:",
+    ("Three Months Ended December 31,", "2022", "2021", "% Change"),
+    (("Rooms revenue (In millions)", "$813", "$557", "46 %"), ("Occupancy", "91 %", "86 %", ""),
+     ("Average daily rate (ADR)", "$260", "$201", "30 %")),
+    Location(page=5))
+
+
+@pytest.mark.parametrize("question, rows", [
+    ("What was the Strip's occupancy in Q4 2022?", ((2, "Occupancy", 91.0),)),
+    ("What was rooms revenue in the fourth quarter of 2021?", ((1, "Rooms revenue (In millions)", 557.0),)),
+    ("How many dollars higher was the average daily rate in Q4 2022 than in Q4 2021?",
+     (("Average daily rate (ADR)", 201.0, 260.0, 59.0, 29.35),)),
+    ("What was the Strip's occupancy in Q3 2022?", None),  # the table is the fourth quarter's
+])
+def test_a_quarters_span_printed_once_over_year_columns_names_each_years_quarter(tmp_path, question, rows):
+    store = TableStore(tmp_path / "hotel.duckdb")
+    store.write("mgm", "RESORTS_2022Q4_EARNINGS.pdf", [HOTEL])
+    query, result = _answer(store, question)
+    assert (result.rows if query else None) == rows
+
+
 def test_a_change_between_two_periods_is_computed_from_both_cells(store):
     query, result = _answer(store, "By how much did Adobe's total revenue grow from fiscal 2021 to fiscal 2022?")
     assert query.op == "change" and query.rows == (4,)
