@@ -32,7 +32,6 @@ SPACE_GAP = 0.12  # a gap wider than this many line heights is a space between w
 _NUMBER = re.compile(r"^\(?[-–—+]?\s*[$€£¥]?\s*\(?(\d[\d,]*(\.\d+)?|\.\d+)\s*\)?\s*(%|x|pts|bps)?\)?[*†‡]?$", re.I)
 _DASHES = frozenset({"-", "–", "—", "$—", "$-", "$–", "—%", "n/a", "N/A", "NM", "nm", "*"})
 _CURRENCY = frozenset({"$", "€", "£", "¥", "US$"})
-_UNIT_TOKENS = frozenset({"%", "x", "pts", "bps"})  # a unit pdfium writes apart from its figure ("46 %")
 _YEAR = re.compile(r"^(fiscal |fy)?(19|20)\d\d$", re.I)
 _UNITS = re.compile(r"\b(millions?|thousands?|billions?|except (per[- ]share|share|where)|per share (data|amounts))\b", re.I)
 _PERIOD = re.compile(r"\b((years?|months|quarters?|weeks|periods?) ended|as of|at (january|february|march|april|may|"
@@ -106,8 +105,6 @@ def looks_tabular(text: str) -> bool:
     found = 0
     for line in text.splitlines():
         tokens = [t for t in line.split() if t not in _CURRENCY]
-        while len(tokens) >= 2 and tokens[-1].lower() in _UNIT_TOKENS and _is_figure(tokens[-2]):
-            tokens[-2:] = [tokens[-2] + tokens[-1]]  # "Casino revenue $ 554 $ 541 2 %": the last figure is "2 %"
         if len(tokens) >= 2 and _is_figure(tokens[-1]) and (_is_figure(tokens[-2]) or not _YEAR.match(tokens[-1])):
             found += 1
             if found >= MIN_FIGURE_LINES:
