@@ -221,6 +221,19 @@ def _export(page) -> str:
     raise AssertionError("unreachable")
 
 
+def _wait_or_show(page, locator, shot: str) -> None:
+    """Wait (STEP_MS) for the locator; on a timeout keep a screenshot and fail with the page's text, so a failure
+    on a CI machine says what the page showed instead."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        locator.wait_for(timeout=STEP_MS)
+    except PlaywrightTimeout as timeout:
+        _shot(page, shot)
+        said = page.inner_text("body")[:4000]
+        raise AssertionError(f"not shown within {STEP_MS} ms; the page said:\n{said}") from timeout
+
+
 def test_a_second_tab_has_its_own_conversation_and_the_same_library(server, browser):
     url, _, log = server
     other = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -250,7 +263,7 @@ def test_evaluate_page_runs_the_bundled_sample(server, browser):
         page.get_by_text("Open a question").wait_for(timeout=STEP_MS)
         _settle(page)
         assert sidebar.get_by_text("4 documents").count() >= 1 and sidebar.get_by_text("9 documents").count() == 0
-        page.get_by_test_id("stMetricLabel").filter(has_text="Passed").wait_for(timeout=10_000)
+        _wait_or_show(page, page.get_by_test_id("stMetricLabel").filter(has_text="Passed"), "09-evaluate-failed.png")
         metrics = {m.get_by_test_id("stMetricLabel").inner_text(): m.get_by_test_id("stMetricValue").inner_text()
                    for m in page.get_by_test_id("stMetric").all()}
         _record("evaluate_sample", metrics)
