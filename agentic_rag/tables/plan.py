@@ -122,7 +122,9 @@ class TableAsk:
         # A row label counts when the question names all of it and more than the operation word ("Total
         # revenue"), not a bare "Total" row, which is what a computed total leaves out.
         for label in table.labels:
-            words = forms_of(label.lower())  # its words, not the initials of a capitalised name
+            # its words, not the initials of a capitalised name; a bracket after them is a qualifier, the
+            # name's own initials or a footnote ("Average daily rate (ADR)"), which a question need not write
+            words = forms_of(_BRACKETED.sub(" ", label).lower())
             if words <= self.forms and words - _GENERIC:
                 names |= words
         words = {m.group(0) for _, pattern in _OPS for m in pattern.finditer(self.text)}
@@ -579,6 +581,9 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
     return sorted(found.values(), key=lambda x: -x[1])
 
 
+_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+
+
 def unmarked(label: str) -> str:
     """A row label without the footnote marks printed after it: "PBNA (b)" -> "PBNA", "Europe (b)(c)" ->
     "Europe", "Net sales(1)" -> "Net sales", "Revenue*" -> "Revenue"."""
@@ -670,17 +675,26 @@ def periods_of(text: str, *, header: bool = False) -> tuple[str, ...]:
             found.append((m.start(), f"m{int(m.group('m')):02d}"))
     for m in _QUARTER_ENDED.finditer(text):  # "Three months ended March 31, 2021", "12 Weeks Ended 3/25/2023"
         month = _MONTHS.get((m.group("m") or "")[:3].lower()) or int(m.group("mm") or 0)
-        year = int(m.group("y"))
-        if month and int(m.group("d") or m.group("dd")) <= 7:  # a 52/53-week quarter ending "July 2" is June's
-            month, year = (month - 1, year) if month > 1 else (12, year - 1)
-        if month and month % 3 == 0:
-            found.append((m.start(), f"{year}q{month // 3}"))
+        quarter, back = _closed_quarter(month, int(m.group("d") or m.group("dd")))
+        if quarter:
+            found.append((m.start(), f"{int(m.group('y')) - back}q{quarter}"))
             if header:
-                found.append((m.start(), f"q{month // 3}"))
+                found.append((m.start(), f"q{quarter}"))
     for m in _QUARTER.finditer(text):
         if not any(a <= m.start() < b for a, b in taken):
             found.append((m.start(), "q" + (m.group(1) or m.group(2) or _ORDINAL_Q[m.group(3).lower()])))
     return tuple(dict.fromkeys(p for _, p in sorted(found)))
+
+
+def _closed_quarter(month: int, day: int) -> tuple[int, int]:
+    """The quarter (1-4, 0 for none) a span ending on this month and day closes, and 1 when it is the previous
+    year's: a 52/53-week quarter ending "July 2" is June's, one ending "January 1" December's."""
+    if not month:
+        return 0, 0
+    back = 0
+    if day <= 7:
+        month, back = (month - 1, 0) if month > 1 else (12, 1)
+    return (month // 3 if month % 3 == 0 else 0), back
 
 
 def quarters_of(text: str) -> frozenset[str]:
@@ -1231,14 +1245,8 @@ def _spanned_quarter(table: TableInfo, period: str) -> list[int]:
     year, quarter = period[:4], period[4:]
     spans = [m for text in (table.columns[0].name if table.columns else "", table.title, table.note)
              for m in _SPAN_NO_YEAR.finditer(text)]
-    quarters = set()
-    for m in spans:
-        month, day = _MONTHS.get(m.group("m")[:3].lower()), int(m.group("d"))
-        if month and day <= 7:  # a 52/53-week quarter ending "July 2" is June's
-            month = month - 1 if month > 1 else 12
-        if month and month % 3 == 0:
-            quarters.add(f"q{month // 3}")
-    if quarters != {quarter}:
+    quarters = {_closed_quarter(_MONTHS.get(m.group("m")[:3].lower(), 0), int(m.group("d")))[0] for m in spans}
+    if {f"q{q}" for q in quarters if q} != {quarter}:
         return []
     return [i for i, c in enumerate(table.columns)
             if i and c.numeric and periods_of(c.name, header=True) == (year,)]

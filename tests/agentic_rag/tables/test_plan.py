@@ -62,6 +62,8 @@ HOTEL = DataTable(
     ("How many dollars higher was the average daily rate in Q4 2022 than in Q4 2021?",
      (("Average daily rate (ADR)", 201.0, 260.0, 59.0, 29.35),)),
     ("What was the Strip's occupancy in Q3 2022?", None),  # the table is the fourth quarter's
+    # "average" is the row's own name, its initials printed after it: a lookup, not a mean of the row
+    ("What was the average daily rate at the Strip in Q4 2022?", ((3, "Average daily rate (ADR)", 260.0),)),
 ])
 def test_a_quarters_span_printed_once_over_year_columns_names_each_years_quarter(tmp_path, question, rows):
     store = TableStore(tmp_path / "hotel.duckdb")
