@@ -85,6 +85,10 @@ def _data_table(block: Block, counts: dict[str, int], caption: str = "") -> Data
         rows, locations = rows[extra:], locations[extra:]
     if rows and _numbers_the_columns(rows[0], rows[1:]):
         rows, locations = rows[1:], locations[1:]
+    marks = [i for i, row in enumerate(rows) if _footnote_marks_only(row)]
+    if marks:
+        rows = [row for i, row in enumerate(rows) if i not in marks]
+        locations = [at for i, at in enumerate(locations) if i not in marks]
     if not rows:
         return None
     header = _labelled_groups(header)
@@ -97,6 +101,16 @@ def _data_table(block: Block, counts: dict[str, int], caption: str = "") -> Data
     return DataTable(name=name, title=title, columns=_column_names(header), rows=tuple(tuple(r) for r in rows),
                      location=block.location, row_locations=tuple(locations),
                      column_refs=refs, note=note)
+
+
+_MARK_CELL = re.compile(r"^(?:\((?:\d{1,2}|[a-z])\)|[*†‡§]+)$", re.IGNORECASE)
+
+
+def _footnote_marks_only(row: list[str]) -> bool:
+    """A row without a label whose cells hold nothing but footnote marks ("", "(3)", ""): a mark a statement set
+    on a line of its own, not a figure ("(3)" in a labelled row is still minus three)."""
+    filled = [c.strip() for c in row[1:] if c.strip()]
+    return not row[0].strip() and bool(filled) and all(_MARK_CELL.match(c) for c in filled)
 
 
 def _pad(cells: list[str], width: int) -> list[str]:

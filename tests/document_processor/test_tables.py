@@ -193,3 +193,21 @@ def test_formulas_without_stored_results_are_read_as_empty_with_a_warning():
     parsed = parse_bytes(out.getvalue(), "budget.xlsx", isolate=False)
     assert parsed.tables[0].rows[-1] == ("Total", "")
     assert any(w.startswith("Budget: 1 formula cell(s) have no stored result") for w in parsed.warnings)
+
+
+def test_a_row_of_nothing_but_a_footnote_mark_is_not_a_row_of_figures(tmp_path):
+    # a statement's footnote mark set on a line of its own ("(3)" under a figure): no label, no figure; a
+    # bracketed figure in a labelled row is still a negative number
+    document = docx.Document()
+    lines = [["(In thousands)", "2022", "2021"], ["Net revenues", "1,000", "900"], ["", "(3)", ""],
+             ["Adjusted EBITDA", "300", "(12)"], ["", "(a)", "(b)"], ["Net income", "(1)", "41"]]
+    grid = document.add_table(rows=len(lines), cols=3)
+    for row, cells in zip(grid.rows, lines, strict=True):
+        for cell, text in zip(row.cells, cells, strict=True):
+            cell.text = text
+    path = tmp_path / "release.docx"
+    document.save(path)
+    (table,) = parse_bytes(path.read_bytes(), "release.docx", isolate=False).tables
+    assert table.rows == (("Net revenues", "1,000", "900"), ("Adjusted EBITDA", "300", "(12)"),
+                          ("Net income", "(1)", "41"))
+    assert len(table.row_locations) in (0, 3)
