@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from advanced_retrieval.tables import TableInfo
 from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, abbreviated, forms_of, query_concepts
-from agentic_rag.tables.words import identifier_text, meets, name_forms, named_by
+from agentic_rag.tables.words import contracted, contracts, identifier_text, meets, name_forms, named_by
 
 _FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with"})
 CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the question ranks a change it cannot compute
@@ -276,8 +276,10 @@ def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[s
     stem = _file_tokens(table.file_name)
     # "Frito-Lay North America" is held as "FLNA": the words of a name whose initials the table prints
     initialled = abbreviated(ask.text, held)
+    codes = [v for column in values.values() for v in column if 3 <= len(v) <= 5 and v.isupper()]
     missing = [c for c in names if not (c.met(held) or meets(c.forms, held) or _in_file_name(c, stem)
-                                        or set(re.findall(r"[^\W_]+", c.text.casefold())) <= initialled)]
+                                        or set(re.findall(r"[^\W_]+", c.text.casefold())) <= initialled
+                                        or any(contracts(w, v) for w in c.text.split() for v in codes))]
     # "San Francisco" is held as "SF": the initials of the names the question writes one after another
     initials = "".join(c.text[0] for c in missing).lower()
     if not missing or (len(missing) >= 2 and initials in held and _adjacent(ask.text, missing)):
@@ -1045,6 +1047,8 @@ def _which(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]],
         time = _time_column(table, values)
         if word in _DATE_PARTS and time is not None and time[1] == "date":
             start, length = _DATE_PARTS[word]
+            if word == "month" and _monthly(values.get(time[0], ())) and not _AVERAGE.search(ask.text):
+                start, length = 1, 7  # a series dated by month: its months are points in time ("2009-11")
             return (f"substr({_q(table.columns[time[0]].sql)}, {start}, {length})", word, time[0], True)
         forms = forms_of(word)
         named = [i for i, c in enumerate(table.columns) if not c.numeric and meets(forms, name_forms(c.name))]
@@ -1092,10 +1096,12 @@ def _has_periods(table: TableInfo) -> bool:
 
 
 def _names_value(ask: TableAsk, value: str) -> bool:
-    """Whether the question names a cell value (every one of its words, at least one of them specific)."""
+    """Whether the question names a cell value (every one of its words, at least one of them specific), or
+    writes the name a code in the cell contracts ("Microsoft" for "MSFT")."""
     words = forms_of(value)
-    return bool(words - _GENERIC) and len(value) > 1 and named_by(ask.forms, value) and \
-        not _YEAR.fullmatch(value.strip()) and number(value) is None and not _tail_of_name(ask.text, value)
+    if not (words - _GENERIC) or len(value) <= 1 or _YEAR.fullmatch(value.strip()) or number(value) is not None:
+        return False
+    return named_by(ask.forms, value) and not _tail_of_name(ask.text, value) or contracted(ask.text, value)
 
 
 _CAPITALISED = re.compile(r"[A-Z][\w&.-]*(?:['’]s)?")
@@ -1318,6 +1324,13 @@ def date_points(question: str) -> tuple[str, ...]:
         else:
             out.append(m.group("bare"))
     return tuple(dict.fromkeys(out))
+
+
+def _monthly(dates: Sequence[str]) -> bool:
+    """Whether a date column's values are one per month over more than one year (every date the month's first,
+    "2009-11-01"): a monthly series, whose months are points in time, not months of the year."""
+    return bool(dates) and all(re.match(r"\d{4}-\d\d(?:-01)?(?:$|[ T]00:00)", d) for d in dates) \
+        and len({d[:4] for d in dates}) > 1
 
 
 def _time_column(table: TableInfo, values: Mapping[int, Sequence[str]]) -> tuple[int, str] | None:

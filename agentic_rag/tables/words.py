@@ -65,3 +65,27 @@ def named_by(asked: frozenset[str], value: str) -> bool:
     if not words:
         return False
     return all(w in asked or any(derived(w, a) for a in asked if a[:2] == w[:2]) for w in words)
+
+
+_CODE = re.compile(r"[A-Z]{3,5}")
+_NAME_WORD = re.compile(r"(?<=\s)[A-Z][a-z]{3,}")  # a capitalised word, not the sentence's first
+
+
+def contracted(text: str, value: str) -> bool:
+    """Whether a cell value is a code printed as a contraction of a name the question writes ("MSFT" for
+    Microsoft, "AMZN" for Amazon, "AAPL" for Apple, "GOOG" for Google; see `contracts`). The name must be written
+    capitalised, not as a sentence's first word."""
+    return any(contracts(word, value) for word in _NAME_WORD.findall(text))
+
+
+def contracts(word: str, value: str) -> bool:
+    """Whether `value` is three to five capitals that are the first letter of `word` (a longer, capitalised
+    word) and others of its letters in order, a doubled letter read once."""
+    code = value.strip()
+    if not _CODE.fullmatch(code) or not re.fullmatch(r"[A-Z][a-z]+", word) or len(word) <= len(code):
+        return False
+    short, long_ = (re.sub(r"(.)\1+", r"\1", w.lower()) for w in (code, word))
+    if long_[0] != short[0]:
+        return False
+    letters = iter(long_[1:])
+    return all(ch in letters for ch in short[1:])

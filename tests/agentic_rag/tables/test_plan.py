@@ -747,3 +747,36 @@ def test_a_row_without_the_name_the_question_gives_is_not_read_when_other_rows_c
                            "By what percentage did Walmart's operating income change in fiscal 2018 compared with "
                            "fiscal 2017?")
     assert query.op == "change" and query.rows == (4,)
+
+
+def _monthly(symbol: str, prices: dict[str, float]) -> list[tuple[str, str, str]]:
+    return [(symbol, f"{year}-{month:02d}-01", str(prices.get(f"{year}-{month:02d}", 50.0)))
+            for year in (2008, 2009) for month in range(1, 13)]
+
+
+# two symbols priced monthly over two years: AMZN peaks in Nov 2009, while its Januaries add up to more than its
+# Novembers (a month of the year is not a month of the series)
+MONTHLY = DataTable(
+    "prices", "prices", ("symbol", "date", "price"),
+    tuple(_monthly("AMZN", {"2008-01": 100.0, "2009-01": 90.0, "2009-11": 130.0})
+          + _monthly("GOOG", {"2009-03": 320.0})),
+    Location(sheet="prices", cells="A1:C49"))
+
+
+def test_which_month_of_a_monthly_series_is_a_month_of_the_series_not_of_the_year(tmp_path):
+    query, result = _plans(tmp_path, [("stocks.csv", MONTHLY)],
+                           "In which month did AMZN's stock price peak, and at what price?")
+    assert result.rows[0][1:3] == ("2009-11", 130.0), query.sql
+    # an average asks about a month of the year, over the years
+    query, result = _plans(tmp_path, [("stocks.csv", MONTHLY)],
+                           "Which month of the year has the highest average price for AMZN?")
+    assert result.rows[0][1:3] == ("01", 95.0), query.sql
+
+
+@pytest.mark.parametrize("question, value", [
+    ("In which month did Amazon's stock price peak, and at what price?", 130.0),  # AMZN
+    ("What was Google's stock price in March 2009?", 320.0),  # GOOG
+])
+def test_a_value_printed_as_a_contraction_of_a_name_the_question_writes_is_that_name(tmp_path, question, value):
+    query, result = _plans(tmp_path, [("stocks.csv", MONTHLY)], question)
+    assert query is not None and value in result.rows[0], (query.sql, result.rows)

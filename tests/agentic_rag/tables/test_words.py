@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentic_rag.language.concepts import forms_of
-from agentic_rag.tables.words import derived, name_forms, named_by
+from agentic_rag.tables.words import contracted, derived, name_forms, named_by
 
 
 @pytest.mark.parametrize("a, b, same", [
@@ -26,3 +26,16 @@ def test_a_value_is_named_when_every_word_of_it_is():
     asked = forms_of("How many European cars have 4 cylinders?")
     assert named_by(asked, "Europe") and not named_by(asked, "USA")
     assert not named_by(forms_of("cars from north america"), "South America")
+
+
+@pytest.mark.parametrize("text, value, named", [
+    ("How did Microsoft's price change?", "MSFT", True), ("When did Amazon peak?", "AMZN", True),
+    ("What did Apple close at?", "AAPL", True), ("What was Google's price?", "GOOG", True),
+    ("Which of IBM or Apple rose?", "IBM", False),  # written as it is: no contraction to look for
+    ("What is the usage in Japan?", "USA", False),  # a word not written as a name
+    ("Usage in Japan?", "USA", False),  # the capital of a sentence's first word makes no name
+    ("What did Amazon sell?", "AMZN.", False), ("What did Amazon sell?", "Amzn", False),  # not a printed code
+    ("What did Microsoft sell?", "MS", False),  # two letters are too few to tell
+])
+def test_a_code_printed_as_a_contraction_of_a_name_the_question_writes(text, value, named):
+    assert contracted(text, value) is named
