@@ -549,6 +549,7 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
     # name is its content ("sales.xlsx"), and its words still name rows
     own = _file_words(ask, table, names=True)
     asked = ask.forms - own
+    written = f" {' '.join(re.findall(r'[a-z0-9]+', ask.text.lower()))} "
     for i, label in enumerate(table.labels, start=1):
         if i in layout.empty:
             continue
@@ -564,6 +565,11 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         # answer "revenue": "other" weighs in full)
         weights = [1.0 if f & asked or not f <= _DEFAULT_MODIFIERS else DEFAULT_MODIFIER_WEIGHT for f in tokens]
         held = sum(w for f, w in zip(tokens, weights, strict=True) if f & asked) / sum(weights) if tokens else 0.0
+        plain = " ".join(re.findall(r"[a-z0-9]+", unmarked(label).lower()))
+        if plain.count(" ") >= 1 and words & own and specific - own and f" {plain} " in written:
+            # the question writes out a label that shares a word with the file's name and says more than it
+            # ("Las Vegas Strip Resorts" in MGMRESORTS_...): the row, not the document's company
+            held = 1.0
         # A name of the question is the label ("US" for "United States"), not one word of a longer label.
         named = any(c.specific and c.met(words) and not any(ch.isdigit() for ch in c.text)
                     and len(specific) <= 2 and not c.forms <= own for c in ask.concepts)
@@ -572,7 +578,11 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         heading = (layout.sections or {}).get(i, "")
         if score and heading:
             under = [f for f in (forms_of(w.lower()) for w in re.findall(r"[A-Za-z0-9]+", heading)) if f - _GENERIC]
-            score += 0.05 * sum(1 for f in under if f & asked)
+            named = sum(1 for f in under if f & asked)
+            # a heading the question names in part, whose other words it does not say, is a variant it did not
+            # ask for ("Table Games Hold Adjusted Las Vegas Strip Resorts Same-Store" for "Las Vegas Strip
+            # Resorts net revenues"): its unnamed words count against the row as much as its named ones for it
+            score += 0.05 * (named - (len(under) - named if named else 0))
             words = words | forms_of(heading)  # the same label under two headings is two rows
         if score and (words not in found or found[words][1] < score):
             found.setdefault(words, (i, score))
@@ -612,12 +622,23 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
             met = [(_header_met(ask, table.columns[i].name), i) for i in columns]
             best = max(m for m, _ in met)
             columns = [i for m, i in met if m == best] if best[0] else columns
+        if len(columns) > 1 and _YEAR.fullmatch(period) and not any("q" in p for p in asked):
+            # a year named alone, where the table prints its fourth quarter beside it ("Three months ended
+            # December 31, 2022" and "Twelve months ended December 31, 2022"): the year's own column
+            whole = [i for i in columns if _YEAR_SPAN.search(table.columns[i].name)
+                     or periods_of(table.columns[i].name, header=True) == (period,)]
+            quarters = [i for i in columns if any("q" in p for p in periods_of(table.columns[i].name, header=True))]
+            if len(whole) == 1 and len(whole) + len(quarters) == len(columns):
+                columns = whole
         if len(columns) != 1:
             return None
         out.append(columns[0])
     return list(dict.fromkeys(out))  # "December 31, 2022" names its year and its month: one column
 
 
+# a header spanning a whole year: "Twelve months ended December 31, 2022", "Year Ended", "Fiscal Year 2022"
+_YEAR_SPAN = re.compile(r"\b(?:twelve|12)[- ]months?\b|\b(?:fiscal\s+|full[- ])?years?\s+ended\b|\bfiscal\s+year\b|"
+                        r"\bfull[- ]year\b", re.IGNORECASE)
 _FULL_DATE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d\d)\b",
                         re.IGNORECASE)
 
@@ -722,7 +743,7 @@ _QUARTER_YEAR = re.compile(
 
 # a quarter's span ending in a month: "three months ended March 31, 2021", "12 Weeks Ended 3/25/2023" (a fiscal
 # quarter of twelve or thirteen weeks); the quarter is the calendar one that month ends
-_QUARTER_ENDED = re.compile(r"\b(?:three|3|twelve|12|thirteen|13)[- ](?:months?|weeks?)\s+ended\s+(?:(?P<m>[A-Za-z]{3,9})\.?"
+_QUARTER_ENDED = re.compile(r"\b(?:(?:three|3)[- ]months?|(?:twelve|12|thirteen|13)[- ]weeks?)\s+ended\s+(?:(?P<m>[A-Za-z]{3,9})\.?"
                             r"\s+(?P<d>\d{1,2}),?\s+|(?P<mm>\d{1,2})/(?P<dd>\d{1,2})/)(?P<y>(?:19|20)\d\d)\b", re.IGNORECASE)
 _NUMERIC_DATE = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/\d{1,2}/(?:19|20)\d\d\b")
 
@@ -1240,7 +1261,7 @@ def _quarter_by_year(table: TableInfo, period: str) -> list[int]:
 
 
 # a quarter's span without its year, printed once over the year columns: "Three Months Ended December 31,"
-_SPAN_NO_YEAR = re.compile(r"\b(?:three|3|twelve|12|thirteen|13)[- ](?:months?|weeks?)\s+ended\s+(?P<m>[A-Za-z]{3,9})\.?"
+_SPAN_NO_YEAR = re.compile(r"\b(?:(?:three|3)[- ]months?|(?:twelve|12|thirteen|13)[- ]weeks?)\s+ended\s+(?P<m>[A-Za-z]{3,9})\.?"
                            r"\s+(?P<d>\d{1,2})\b(?!,?\s*(?:19|20)\d\d)", re.IGNORECASE)
 
 

@@ -464,6 +464,8 @@ def test_quarters_of_two_years_and_quarters_without_a_year(tmp_path):
     ("13 weeks ended July 29, 2023", ("m07", "2023")),  # a quarter ending in July: not a calendar quarter
     ("Three Months Ended July 2, 2023", ("2023q2", "m07", "2023")),  # a 52/53-week quarter ending June's week
     ("(unaudited) 3/25/2023", ("m03", "2023")),
+    ("Twelve months ended December 31, 2022", ("m12", "2022")),  # a year, not its fourth quarter
+    ("12 Months Ended Dec. 31, 2022", ("m12", "2022")),
 ])
 def test_a_span_ended_on_a_date_is_the_quarter_that_month_ends(text, periods):
     from agentic_rag.tables.plan import periods_of
@@ -780,3 +782,41 @@ def test_which_month_of_a_monthly_series_is_a_month_of_the_series_not_of_the_yea
 def test_a_value_printed_as_a_contraction_of_a_name_the_question_writes_is_that_name(tmp_path, question, value):
     query, result = _plans(tmp_path, [("stocks.csv", MONTHLY)], question)
     assert query is not None and value in result.rows[0], (query.sql, result.rows)
+
+
+STRIP_NET = DataTable(
+    "p. 13 table 1", "SUPPLEMENTAL DATA – NET REVENUES",
+    ("", "(In thousands) (Unaudited) Three months ended December 31, 2022", "Three months ended December 31, 2021",
+     "Twelve months ended December 31, 2022", "Twelve months ended December 31, 2021"),
+    (("Las Vegas Strip Resorts", "$ 2,232,402", "$ 1,801,549", "$ 8,422,117", "$ 4,750,624"),
+     ("Regional Operations", "902,190", "893,567", "3,618,063", "3,427,875")),
+    Location(page=13))
+
+
+@pytest.mark.parametrize("question, value", [
+    ("By what percentage did Las Vegas Strip Resorts net revenues grow in full-year 2022 compared with 2021?",
+     round((8422117 - 4750624) / 4750624 * 100, 2)),  # the years' columns, not their fourth quarters'
+    ("What were Regional Operations net revenues in 2021?", 3427875.0),
+    ("What were Regional Operations net revenues in Q4 2021?", 893567.0),
+])
+def test_a_year_named_alone_reads_the_years_column_beside_its_quarters(tmp_path, question, value):
+    query, result = _plans(tmp_path, [("MGMRESORTS_2022Q4_EARNINGS.pdf", STRIP_NET)], question)
+    assert query is not None and value in result.rows[0], (query and query.sql, result and result.rows)
+
+
+ADJUSTED = DataTable(
+    "p. 15 table 1", "RECONCILIATION OF NET INCOME TO ADJUSTED PROPERTY EBITDAR",
+    ("", "Twelve months ended December 31, 2022", "Twelve months ended December 31, 2021"),
+    (("Table Games Hold Adjusted Las Vegas Strip Resorts Same-Store", "", ""),
+     ("Net Revenues", "$ 5,566,836", "$ 3,923,612"), ("Hold adjustment", "12,000", "(4,000)")),
+    Location(page=15))
+
+
+def test_a_heading_naming_more_than_the_question_asks_is_a_variant_it_did_not_ask_for(tmp_path):
+    # "Net Revenues" under a hold-adjusted, same-store heading is not the segment's net revenues the other table
+    # prints in its own row
+    query, result = _plans(tmp_path, [("MGMRESORTS_2022Q4_EARNINGS.pdf", ADJUSTED),
+                                      ("MGMRESORTS_2022Q4_EARNINGS.pdf", STRIP_NET)],
+                           "By what percentage did Las Vegas Strip Resorts net revenues grow in full-year 2022 "
+                           "compared with 2021?")
+    assert result.rows[0][0] == "Las Vegas Strip Resorts", (query.sql, result.rows)
