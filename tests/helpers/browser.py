@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -79,12 +80,22 @@ def streamlit_app(env: dict, log: Path):
 _RACED_CLICK = "MediaFileStorageError: Deferred file"  # a download click that raced a rerun (Streamlit's 404)
 
 
+_SOCKET_GONE = "starlette.websockets.WebSocketDisconnected"  # a tab's socket closed before or while it was served
+
+
+def _server_only(block: str) -> bool:
+    """Whether every frame of a traceback is in an installed package (the web server's), none in the app."""
+    frames = re.findall(r'File "([^"]+)"', block)
+    return bool(frames) and all("site-packages" in f for f in frames)
+
+
 def tracebacks(log: str) -> list[str]:
     """The tracebacks a server log holds, but for Streamlit's own when a download click raced a rerun (the
     button of the run before asked for a file the new run replaced; the browser gets a 404, a second click
-    works): every other one is a failure of the app."""
+    works) and the web server's own when a browser's socket went away before it was accepted or while it was
+    closed (no frame of the app in it): every other one is a failure of the app."""
     blocks = log.split("Traceback (most recent call last):")[1:]
-    return [b for b in blocks if _RACED_CLICK not in b]
+    return [b for b in blocks if _RACED_CLICK not in b and not (_SOCKET_GONE in b and _server_only(b))]
 
 
 def _settle(page) -> None:

@@ -221,6 +221,22 @@ def _export(page) -> str:
     raise AssertionError("unreachable")
 
 
+def _open_page(page, link, shown) -> None:
+    """Click a sidebar link until what its page shows is there (at most three clicks, one step's wait in all): a
+    click landing while the sidebar is redrawn by a run still going is lost, as a person's would be."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    _settle(page)
+    for attempt in range(3):
+        link.click()
+        try:
+            shown.wait_for(timeout=STEP_MS // 3)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+
+
 def _wait_or_show(page, locator, shot: str) -> None:
     """Wait (STEP_MS) for the locator; on a timeout keep a screenshot and fail with the page's text, so a failure
     on a CI machine says what the page showed instead."""
@@ -258,7 +274,7 @@ def test_evaluate_page_runs_the_bundled_sample(server, browser):
         page.goto(url)
         sidebar = page.get_by_test_id("stSidebar")
         sidebar.get_by_text("4 documents").first.wait_for(timeout=60_000)
-        sidebar.get_by_text("Evaluate", exact=True).click()
+        _open_page(page, sidebar.get_by_text("Evaluate", exact=True), page.get_by_role("button", name="Run evaluation"))
         page.get_by_role("button", name="Run evaluation").click()
         page.get_by_text("Open a question").wait_for(timeout=STEP_MS)
         _settle(page)
