@@ -31,7 +31,7 @@ from agentic_rag.scope import (
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps.run import StepOut, Thought, consult, limited_brain, traced
 from agentic_rag.tables.compute import compute
-from agentic_rag.tables.plan import TableAsk, asks_reason
+from agentic_rag.tables.plan import TableAsk, asks_reason, periods_of
 from agentic_rag.types import MODEL_MODES, Coverage
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,8 @@ def retrieve(state: AgentState, run: Run) -> dict:
                         rnd.summary, rnd.details, rnd.warnings)
         if not loops and state["analysis"].scope != "passage":
             out = _with_reading(state, run, rnd)
-        elif loops or run.tables is None or not (asks_figures(state["analysis"]) or _tabular(rnd)):
+        elif loops or run.tables is None or not (asks_figures(state["analysis"]) or _tabular(rnd)
+                                                 or _dated_offline(state)):
             out = StepOut(rnd.updates, rnd.summary, rnd.details, warnings=rnd.warnings)
         else:
             out = _with_computation(state, run, rnd)
@@ -141,6 +142,14 @@ def _with_exploration(out: StepOut, explored: Exploration, mode: str) -> StepOut
     return StepOut(out.updates, f"{out.summary}; {explored.summary()}", details, out.calls + explored.calls,
                    out.input_tokens + explored.input_tokens, out.output_tokens + explored.output_tokens,
                    out.warnings + tuple(explored.warnings), mode)
+
+
+def _dated_offline(state: AgentState) -> bool:
+    """Offline, a question naming a period ("Verizon's wireless equipment revenues for 2022"): a figure of that
+    period is likely asked, and a statement's row in the period's column answers it where a quote may be of any
+    year; the tables are asked (they plan nothing unless a row and the period's column are named). With a model,
+    asking the tables costs a call, and the model reads the passages' figures itself."""
+    return state.get("mode") not in MODEL_MODES and bool(periods_of(state["analysis"].standalone))
 
 
 TABULAR_HITS = 3  # how many of the first passages found may be a table's for the tables to be asked

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
-from agentic_rag.language.concepts import forms_of, query_concepts
+from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.seams import TableSource
 from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, is_month, periods_of, plans
 from agentic_rag.tables.words import name_forms
@@ -134,14 +134,15 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
     found, prior = candidate_tables(tables, hits, question)
     if not found:
         return None
-    ranked = sorted(found, key=lambda t: -prior.get(t.table_id, 0.0))[:MAX_TABLES * 3]
+    asked = [c for c in query_concepts(question) if not c.specific]
+    ranked = sorted(found, key=lambda t: (-prior.get(t.table_id, 0.0), -_row_named(asked, t)))[:MAX_TABLES * 3]
     if write_sql is not None:
         written = _model(question, ranked[:MAX_TABLES], tables, write_sql)
         if written is not None:
             return written
     names = _names(question)
-    values = {t.table_id: _distinct(tables, t, names) for t in ranked[:MAX_TABLES]}
     layouts = {t.table_id: _layout(tables, t) for t in ranked[:MAX_TABLES * 3]}
+    values = {t.table_id: _distinct(tables, t, names, layouts[t.table_id]) for t in ranked[:MAX_TABLES]}
     found = plans(question, ranked, values, prior, figures=figures, layouts=layouts)[:MAX_TRIES]
     if not found:
         return Computation("", QueryResult(""), None, "", None, "rules",
@@ -151,6 +152,17 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
         if done.hit is not None:
             return done
     return done
+
+
+def _row_named(asked: Sequence[Concept], table: TableInfo) -> float:
+    """How much of what the question asks (its words other than names and numbers) one row's label of `table`
+    names, at best (0..1): among the tables of the best hits' documents that retrieval did not point at, those
+    with a row the question names are tried first ("net card fees": the income statement of a 10-K with a
+    hundred tables, whose page was not among the hits)."""
+    total = sum(c.weight for c in asked)
+    if not total or not table.labels:
+        return 0.0
+    return max(sum(c.weight for c in asked if c.met(forms_of(label))) for label in set(table.labels)) / total
 
 
 def schemas(tables: TableSource, candidates: Sequence[TableInfo]) -> str:
@@ -338,16 +350,22 @@ def _location(table: TableInfo, query: TableQuery | None) -> Location:
     return where
 
 
-def _distinct(tables: TableSource, table: TableInfo, names: Sequence[str] = ()) -> dict[int, list[str]]:
+def _distinct(tables: TableSource, table: TableInfo, names: Sequence[str] = (),
+              layout: Layout | None = None) -> dict[int, list[str]]:
     """The distinct values of each text column (none for a statement's label column: its rows are the labels).
     A column with more than MAX_DISTINCT values gives its first ones and, besides, any that is one of `names`
-    (the names the question gives, looked up: a title in a 3,000-row list)."""
+    (the names the question gives, looked up: a title in a 3,000-row list). `layout`: a statement's headings."""
     out: dict[int, list[str]] = {}
     wanted = ", ".join("'" + n.lower().replace("'", "''") + "'" for n in names)
+    # a statement names each row once under its heading ("Basic" and "Diluted" under earnings per share and again
+    # under average shares outstanding); a label repeated under one heading is a value rows share
+    layout = layout or Layout()
+    keys = [((layout.sections or {}).get(row, ""), label) for row, label in enumerate(table.labels, start=1)
+            if row not in layout.empty]
     for i, column in enumerate(table.columns):
         # A statement's first column names its rows (each once); dated or repeated values are data to filter on
         statement_labels = i == 0 and table.n_rows <= len(table.labels) and any(c.numeric for c in table.columns) \
-            and not (table.labels and _ISO_DATE.match(table.labels[0])) and len(set(table.labels)) == len(table.labels)
+            and not (table.labels and _ISO_DATE.match(table.labels[0])) and len(set(keys)) == len(keys)
         if column.numeric or statement_labels:
             continue
         name = f'"{column.sql}"'

@@ -30,6 +30,8 @@ MIN_ROW_MATCH = 0.6  # share of a row label's words the question must hold for t
 MIN_SCORE = 1.0
 DEFAULT_MODIFIER_WEIGHT = 0.25  # a row label's "total", "net", "consolidated" the question does not say
 COLUMN_WEIGHT = 0.3  # what each word of the question a column's header names adds to a query's score
+PART_WEIGHT = 0.5  # what a table under a heading of a part of the company the question does not name loses
+SECTION_WEIGHT = 0.2  # what a superlative's heading or title adds, by the share of its words the question says
 TOP_MAX = 10
 _OPS = (
     ("change", re.compile(r"\b(?:how (?:much|many)(?: (?!times\b)[a-z]+)? (?:more|less|fewer|higher|lower|bigger|larger|greater|smaller)\b|grow(?:th|n)?|grew|"
@@ -214,7 +216,7 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         if not _names_held(asked, table, values.get(table.table_id, {})):
             continue  # a name the question gives (a company, a place) is not this table's document's
         ask = asked.seen_by(table)
-        bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table)
+        bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table) - PART_WEIGHT * _of_a_part(ask, table)
         own = values.get(table.table_id, {})
         layout = (layouts or {}).get(table.table_id, Layout())
         for query in (_cell_query(ask, table, layout), _aggregate_query(ask, table, own, layout),
@@ -309,6 +311,26 @@ def _adjacent(text: str, names: Sequence[Concept]) -> bool:
 def _stem_words(file_name: str) -> str:
     """A file name as words: 'ADOBE_2022_10K.pdf' -> 'ADOBE 2022 10K'."""
     return re.sub(r"[_.\-]+", " ", file_name.rsplit(".", 1)[0])
+
+
+# a heading of a filing's outline over a part of the company ("Segment Results of Operations", "Verizon Consumer
+# Group", "International Division")
+_PART_HEADING = re.compile(r"\b(?:segments?|group|divisions?|business units?)\b", re.I)
+
+
+def _of_a_part(ask: TableAsk, table: TableInfo) -> bool:
+    """Whether the table stands under a heading of a part of the company the question does not name: "Verizon
+    Consumer Group > Operating Revenues" holds the Consumer group's wireless equipment revenues, not Verizon's
+    ("What were Verizon's wireless equipment revenues?": the consolidated statement's row)."""
+    parts = [h for h in table.title.split(">") if _PART_HEADING.search(h)]
+    if not parts:
+        return False
+    own = _file_words(ask, table)
+    for heading in parts:
+        words = forms_of(heading) - own - _GENERIC
+        if any(c.met(words) for c in ask.concepts if not c.forms <= own):
+            return False  # the question names the part ("Consumer", "segments")
+    return True
 
 
 def _about(ask: TableAsk, table: TableInfo) -> float:
@@ -558,13 +580,16 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         if not specific:
             continue
         # the share of the label's words the question holds, word by word (a form of each, not its initials)
-        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+", unmarked(label))
+        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+",
+                                                                                  _SIGN_ALTERNATE.sub("", unmarked(label)))
                   if not _YEAR.fullmatch(w) and w.lower() not in _FUNCTION_WORDS]  # "All other income": 3 words
         # "Total net sales" is the sales a question asks for unless it names another kind: "total", "net" and
         # "consolidated" weigh a quarter of a word when the question does not say them ("Other revenue" does not
         # answer "revenue": "other" weighs in full)
         weights = [1.0 if f & asked or not f <= _DEFAULT_MODIFIERS else DEFAULT_MODIFIER_WEIGHT for f in tokens]
         held = sum(w for f, w in zip(tokens, weights, strict=True) if f & asked) / sum(weights) if tokens else 0.0
+        if _other_kind(words, asked):
+            continue
         plain = " ".join(re.findall(r"[a-z0-9]+", unmarked(label).lower()))
         if plain.count(" ") >= 1 and words & own and specific - own and f" {plain} " in written:
             # the question writes out a label that shares a word with the file's name and says more than it
@@ -593,6 +618,21 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
     return sorted(found.values(), key=lambda x: -x[1])
 
 
+# kinds of figure a statement's rows are, which a row's other words do not make the same: "Cost of wireless
+# equipment" is no wireless equipment revenue, "Cost of revenue" no revenue
+_KINDS = (frozenset(forms_of("revenue revenues sales")), frozenset(forms_of("cost costs expense expenses")))
+
+
+def _other_kind(label: frozenset[str], asked: frozenset[str]) -> bool:
+    """Whether a row's label names a kind of figure the question does not, and the question names another."""
+    said = [k for k in _KINDS if k & asked]
+    return bool(said) and any(k & label and not k & asked for k in _KINDS)
+
+
+# the other sign of a figure, printed in brackets after its name ("Operating income (loss)", "Tax expense
+# (benefit)"): the row is the one named without it
+_SIGN_ALTERNATE = re.compile(r"\s*\((?:loss|losses|deficit|benefit|expense|expenses|income|gain|gains|decrease|"
+                             r"increase|charge|credit|charges|credits)\)", re.I)
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
 
@@ -882,9 +922,11 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
             # a statement's column named by its period only ("2022"): the rows ranked must be what the question
             # ranks ("the largest expense category"): a section heading naming it ranks the rows under it, a
             # title naming it ranks the table; otherwise the table holds other figures (risk-weighted assets)
-            section = _ranked_section(ask, table, layout)
-            if section is None:
+            ranked = _ranked_section(ask, table, layout)
+            if ranked is None:
                 return None
+            section, fit = ranked
+            named = SECTION_WEIGHT * fit
         top = _top(ask, table, values, column, filters, section)
         return TableQuery(**{**top.__dict__, "score": top.score + named})
     function = {"sum": "sum", "avg": "avg", "max": "max", "min": "min"}[ask.op]
@@ -993,9 +1035,13 @@ def _row_across(ask: TableAsk, table: TableInfo, row: int) -> TableQuery | None:
     if ask.op in ("sum", "avg"):  # adding up a figure is over the parts of a year (quarters, months), not years
         spread = [i for i in spread if any("q" in p for p in periods_of(table.columns[i].name, header=True))
                   or not _YEAR.search(table.columns[i].name)]
+    names = {i: table.columns[i].name for i in spread}
+    if len(spread) < 2 and ask.op in ("max", "min") and not _PERIOD_WHICH.search(ask.text):
+        names = _parts_across(ask, table)
+        spread = list(names)
     if len(spread) < 2 or ask.op == "count":
         return None
-    keep = ", ".join(f"{_q(table.columns[i].sql)} AS {_q(table.columns[i].name)}" for i in spread)
+    keep = ", ".join(f"{_q(table.columns[i].sql)} AS {_q(names[i])}" for i in spread)
     source = (f'WITH u AS (UNPIVOT (SELECT {keep} FROM {_q(table.physical)} WHERE "_row" = {row}) '
               f"ON COLUMNS(*) INTO NAME label VALUE value)")
     label = table.labels[row - 1]
@@ -1020,17 +1066,31 @@ def _measure(ask: TableAsk) -> list[Concept]:
             and not c.forms & operations and not c.forms & which]
 
 
-def _ranked_section(ask: TableAsk, table: TableInfo, layout: Layout) -> tuple[int, ...] | None:
+def _ranked_section(ask: TableAsk, table: TableInfo, layout: Layout) -> tuple[tuple[int, ...], float] | None:
     """The rows a superlative over a statement ranks: () for all of them when its title names what is ranked,
-    the rows under the heading that names it, or None when neither does."""
+    the rows under the heading that names it, or None when neither does; with how closely that heading or title
+    names it (the share of its words the question says: "Expenses" over "Interest expense", "EXPENSES SUMMARY"
+    over "TOTAL REVENUES NET OF INTEREST EXPENSE SUMMARY" for "the largest expense category")."""
     measure = _measure(ask)
     if not measure:
         return None
-    for heading in dict.fromkeys((layout.sections or {}).values()):
-        if any(c.met(forms_of(heading)) for c in measure):
-            return tuple(row for row, under in (layout.sections or {}).items() if under == heading)
+    headings = [h for h in dict.fromkeys((layout.sections or {}).values())
+                if any(c.met(forms_of(h)) for c in measure)]
+    if headings:
+        heading = max(headings, key=lambda h: _named_share(ask, h))  # the first of the closest
+        return tuple(row for row, under in (layout.sections or {}).items() if under == heading), \
+            _named_share(ask, heading)
     held = forms_of(f"{table.title} {table.note} {table.name}")
-    return () if any(c.met(held) for c in measure) else None
+    if not any(c.met(held) for c in measure):
+        return None
+    own = table.title.rsplit(">", 1)[-1]  # the table's own heading, not the document's outline above it
+    return (), _named_share(ask, own) if any(c.met(forms_of(own)) for c in measure) else 0.0
+
+
+def _named_share(ask: TableAsk, text: str) -> float:
+    """The share of `text`'s words (other than numbers and words naming nothing in particular) the question says."""
+    words = [f for f in (forms_of(w.lower()) for w in re.findall(r"[A-Za-z]+", text)) if f - _GENERIC]
+    return sum(1 for f in words if f & ask.forms) / len(words) if words else 0.0
 
 
 def _top(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]], column: int,
@@ -1577,6 +1637,34 @@ MIN_WIDE = 6  # numeric columns a table needs for "across all its columns" to be
 _ACROSS = re.compile(r"\b(?:across|all\s+(?:\d+\s+)?the\s+\w+|all\s+\d+\s+\w+|every\s+\w+|which\s+\w+|any\s+\w+|"
                      r"how many\s+\w+)\b",
                      re.IGNORECASE)
+
+
+_PERIOD_WHICH = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:year|quarter|month|period|week|day)s?\b", re.I)
+# columns of a segment table that are no segment: the company's own figure and what reconciles the parts to it
+_NOT_PART = re.compile(r"\b(?:total|consolidated|eliminations?|corporate|reconcil\w*|unallocated|intersegment|"
+                       r"adjustments?|other)\b", re.I)
+MIN_PARTS = 3
+
+
+def _parts_across(ask: TableAsk, table: TableInfo) -> dict[int, str]:
+    """The columns of a statement whose headers name its parts, not periods ("which of Coca-Cola's operating
+    segments had the highest operating income in 2017": a segment table's row "Operating income (loss)" across
+    Europe, Middle East & Africa | Latin America | ... | Corporate | Eliminations | Consolidated), each with its
+    name without the year printed in it; none unless at least MIN_PARTS, and the table is of the asked year."""
+    asked = {p for p in periods_of(ask.text) if p.isdigit()}
+    printed = {p for p in periods_of(" ".join([table.title, *(c.name for c in table.columns)]), header=True)
+               if p.isdigit()}
+    if asked and printed and not asked <= printed or len(printed - asked) > 0:
+        return {}  # another year's table, or several years' columns side by side
+    out = {}
+    for i, column in enumerate(table.columns):
+        if not i or not column.numeric or _NOT_PART.search(column.name) or _CHANGE_HEADER.search(column.name):
+            continue
+        name = _YEAR.sub("", column.name).strip(" ,")
+        if not name or periods_of(name, header=True) or not re.search(r"[A-Za-z]{3}", name):
+            return {}  # a period's column ("Q4"), or one named by nothing: not a table of parts
+        out[i] = name
+    return out if len(out) >= MIN_PARTS else {}
 
 
 def _across_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> TableQuery | None:

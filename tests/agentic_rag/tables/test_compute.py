@@ -186,3 +186,57 @@ def test_a_question_of_two_parts_is_answered_part_by_part_beside_the_calculation
     result = agent.ask("How many units did the South region sell, and who is the manager of the South region?")
     assert "12150" in result.answer.replace(",", "") and "S. Smith" in result.answer, result.answer
 
+
+
+def test_a_table_whose_row_the_question_names_is_tried_though_retrieval_hit_other_tables_of_its_document(tmp_path):
+    """A 10-K has a hundred tables; the hits' pages held others. The income statement, whose row "Net card fees"
+    the question names, is still among the tables the rules try (they were cut to the first eighteen in the
+    document's order)."""
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+    from tests.helpers.agent import _hit, make_chunk
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    others = [DataTable(f"p. {page} table 1", f"Segment data {page}", ("(Millions)", "2022", "2021"),
+                        ((f"Billed business {page}", str(100 + page), str(90 + page)),
+                         (f"Card Member loans {page}", str(200 + page), str(190 + page))), Location(page=page))
+              for page in range(10, 70)]
+    statement = DataTable("p. 96 table 1", "CONSOLIDATED STATEMENTS OF INCOME", ("(Millions)", "2022", "2021"),
+                          (("Discount revenue", "30,739", "24,563"), ("Net card fees", "6,070", "5,195"),
+                           ("Service fees and other revenue", "4,521", "3,316")), Location(page=96))
+    store.write("amex", "AMERICANEXPRESS_2022_10K.pdf", [*others, statement])
+    hit = _hit(make_chunk("amex", "AMERICANEXPRESS_2022_10K.pdf", "Card Member loans and billed business", page=10))
+    done = compute("How much did American Express earn in net card fees in 2022?", [hit], store)
+    assert done is not None and done.hit is not None, done and done.note
+    assert done.table.name == "p. 96 table 1" and done.result.rows[0][-1] == 6070, (done.sql, done.result.rows)
+
+
+def test_offline_a_question_naming_a_year_asks_the_tables_though_prose_ranks_first(tmp_path, fake_embedder):
+    """"What were Verizon's wireless equipment revenues for 2022?" asks no "how much" and names no operation, and
+    the passages that discuss wireless equipment revenue rank above the statement; offline, a quote of them gives
+    no figure of 2022 (or another year's), where the statement's row in the 2022 column is the answer."""
+    import docx
+
+    document = docx.Document()
+    for n in range(8):
+        document.add_heading(f"Wireless equipment revenues, part {n}", 1)
+        document.add_paragraph(" ".join([f"What were the wireless equipment revenues? Verizon's wireless equipment "
+                                         f"revenues for 2022 increased, reason {n}: a shift to higher priced "
+                                         "wireless equipment and more upgrades."] * 8))
+    document.add_heading("Consolidated Statements of Income", 1)
+    grid = document.add_table(rows=4, cols=3)
+    rows = [("(dollars in millions)", "2022", "2021"), ("Service revenues and other", "109,625", "110,449"),
+            ("Wireless equipment revenues", "27,210", "23,343"), ("Total Operating Revenues", "136,835", "133,613")]
+    for row, cells in zip(grid.rows, rows, strict=True):
+        for cell, text in zip(row.cells, cells, strict=True):
+            cell.text = text
+    path = tmp_path / "VERIZON_2022_10K.docx"
+    document.save(path)
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([path])] == ["indexed"]
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    result = agent.ask("What were Verizon's wireless equipment revenues for 2022?")
+    computed = next(t for t in result.trace if t["step"] == "retrieve")["details"].get("computed")
+    assert computed is not None and computed["rows"][0][-1] == 27210, computed
+    assert "27,210" in result.answer, result.answer

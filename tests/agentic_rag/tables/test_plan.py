@@ -309,8 +309,8 @@ def _plans(tmp_path, files, question, **kwargs):
     for i, (name, table) in enumerate(files):
         store.write(f"d{i}", name, [table])
     tables = store.tables()
-    values = {t.table_id: _distinct(store, t) for t in tables}
     layouts = {t.table_id: _layout(store, t) for t in tables}
+    values = {t.table_id: _distinct(store, t, (), layouts[t.table_id]) for t in tables}
     found = plans(question, tables, values, layouts=layouts, **kwargs)
     return (found[0], store.query(found[0].sql)) if found else (None, None)
 
@@ -590,6 +590,94 @@ def test_a_superlative_over_a_statement_ranks_the_section_the_question_names_or_
     query, _ = _plans(tmp_path, [("AMERICANEXPRESS_2022_10K.pdf", RISK)],
                       "What was American Express's largest expense category in 2022?")
     assert query is None
+
+
+FULL_STATEMENT = DataTable(
+    "p. 96 table 1", "Consolidated Statements of Income", ("(Millions)", "2022", "2021"),
+    (("Revenues", "", ""), ("Discount revenue", "30,739", "24,563"), ("Interest expense", "", ""),
+     ("Deposits", "1,527", "498"), ("Long-term debt and other", "1,900", "1,100"), ("Expenses", "", ""),
+     ("Card Member rewards", "14,002", "11,007"), ("Marketing", "5,458", "5,291"),
+     ("Earnings per Common Share", "", ""), ("Basic", "9.86", "10.04"), ("Diluted", "9.85", "10.02"),
+     ("Average common shares outstanding", "", ""), ("Basic", "751", "789"), ("Diluted", "752", "790")),
+    Location(page=96))
+
+
+def test_a_superlative_ranks_the_section_its_heading_names_closest_though_labels_repeat_under_other_headings(
+        tmp_path):
+    """"Basic" and "Diluted" under two headings are still a statement's rows, not values to filter on ("Expenses"
+    was taken for a filter and found no figure); "Expenses" names the expense categories more closely than
+    "Interest expense" does."""
+    query, result = _plans(tmp_path, [("AMERICANEXPRESS_2022_10K.pdf", FULL_STATEMENT)],
+                           "What was American Express's largest expense category in 2022?")
+    assert query is not None and result.rows[0][1:] == ("Card Member rewards", 14002), query and query.sql
+
+
+SEGMENT_COLUMNS = DataTable(
+    "p. 143 table 1", "Operating Segments",
+    ("", "Europe, Middle East & Africa 2017", "Latin America", "North America", "Asia Pacific", "Corporate",
+     "Eliminations", "Consolidated"),
+    (("Net operating revenues", "7,374", "4,029", "10,637", "5,176", "138", "(2,549)", "35,410"),
+     ("Operating income (loss)", "3,646", "2,214", "2,578", "2,163", "(1,983)", "—", "7,501"),
+     ("Interest expense", "", "", "", "", "841", "—", "841")),
+    Location(page=143))
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Which of Coca-Cola's operating segments generated the highest operating income in 2017?",
+     ("Europe, Middle East & Africa", 3646)),
+    ("Which segment had the lowest net operating revenues in 2017?", ("Latin America", 4029)),
+])
+def test_which_part_ranks_a_statement_row_across_the_columns_of_its_parts(tmp_path, question, expected):
+    """A segment table prints its parts as columns and the company's own figure beside them (Consolidated, with
+    Corporate and Eliminations reconciling): the row the question names ranked across the parts, each named
+    without the year printed in its header; "Operating income (loss)" is the row named "operating income"."""
+    query, result = _plans(tmp_path, [("COCACOLA_2017_10K.pdf", SEGMENT_COLUMNS)], question)
+    assert query is not None and query.op.startswith("top") and result.rows[0] == expected, query and query.sql
+    query, _ = _plans(tmp_path, [("COCACOLA_2017_10K.pdf", SEGMENT_COLUMNS)],
+                      "Which of Coca-Cola's operating segments generated the highest operating income in 2016?")
+    assert query is None  # a table of 2017 holds no 2016 figure
+
+
+CONSUMER = DataTable(
+    "p. 29 table 1", "Item 7 > Segment Results of Operations > Verizon Consumer Group > Operating Revenues",
+    ("Years Ended December 31,", "2022", "2021"),
+    (("Service", "75,000", "74,000"), ("Wireless equipment", "23,168", "19,845"),
+     ("Total Operating Revenues", "103,000", "98,000")), Location(page=29))
+CONSOLIDATED = DataTable(
+    "p. 54 table 1", "Item 8 > Consolidated Statements of Income", ("Years Ended December 31,", "2022", "2021"),
+    (("Service revenues and other", "109,625", "110,449"), ("Wireless equipment revenues", "27,210", "23,343")),
+    Location(page=54))
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What were Verizon's wireless equipment revenues for 2022?", 27210),
+    ("What were the Verizon Consumer Group's wireless equipment revenues for 2022?", 23168),
+    ("What were the consumer segment's wireless equipment revenues in 2022?", 23168),
+])
+def test_a_table_under_a_part_of_the_company_answers_for_that_part_only_when_the_question_names_it(
+        tmp_path, question, expected):
+    """A filing's segment results hold a part's figures under the same row names as the consolidated statement:
+    a question naming the company (not the part) reads the company's."""
+    query, result = _plans(tmp_path, [("VERIZON_2022_10K.pdf", CONSUMER), ("VERIZON_2022_10K.pdf", CONSOLIDATED)],
+                           question)
+    assert query is not None and result.rows[0][-1] == expected, query and query.sql
+
+
+COSTS = DataTable(
+    "p. 30 table 1", "Operating Expenses", ("Years Ended December 31,", "2022", "2021"),
+    (("Cost of services", "28,637", "27,000"), ("Cost of wireless equipment", "25,134", "21,500"),
+     ("Cost of revenue", "53,771", "48,500")), Location(page=30))
+
+
+def test_a_row_of_another_kind_of_figure_is_not_the_one_asked_though_it_shares_its_other_words(tmp_path):
+    """"Cost of wireless equipment" holds two of the three words of "wireless equipment revenues": a cost, not
+    revenue. The row asked for by its kind is still read."""
+    query, _ = _plans(tmp_path / "a", [("VERIZON_2022_10K.pdf", COSTS)],
+                      "What were Verizon's wireless equipment revenues for 2022?")
+    assert query is None, query.sql
+    query, result = _plans(tmp_path / "b", [("VERIZON_2022_10K.pdf", COSTS)],
+                           "What was Verizon's cost of wireless equipment in 2022?")
+    assert query is not None and result.rows[0][1:] == ("Cost of wireless equipment", 25134)
 
 
 FLEET = DataTable(
