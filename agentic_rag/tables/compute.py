@@ -156,13 +156,16 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
 
 def _row_named(asked: Sequence[Concept], table: TableInfo) -> float:
     """How much of what the question asks (its words other than names and numbers) one row's label of `table`
-    names, at best (0..1): among the tables of the best hits' documents that retrieval did not point at, those
-    with a row the question names are tried first ("net card fees": the income statement of a 10-K with a
-    hundred tables, whose page was not among the hits)."""
+    names at best, and its headers and title name (0..2): among the tables of the best hits' documents that
+    retrieval did not point at, those the question names are tried first ("net card fees": the income statement
+    of a 10-K with a hundred tables, whose page was not among the hits; "net revenue" of the divisions: a table
+    whose rows are the divisions' codes under the header "Net Revenue 2022")."""
     total = sum(c.weight for c in asked)
-    if not total or not table.labels:
+    if not total:
         return 0.0
-    return max(sum(c.weight for c in asked if c.met(forms_of(label))) for label in set(table.labels)) / total
+    heads = forms_of(" ".join([table.title.rsplit(">", 1)[-1], *(c.name for c in table.columns)]))
+    row = max((sum(c.weight for c in asked if c.met(forms_of(label))) for label in set(table.labels)), default=0.0)
+    return (row + sum(c.weight for c in asked if c.met(heads))) / total
 
 
 def schemas(tables: TableSource, candidates: Sequence[TableInfo]) -> str:

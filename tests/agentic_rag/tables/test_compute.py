@@ -240,3 +240,27 @@ def test_offline_a_question_naming_a_year_asks_the_tables_though_prose_ranks_fir
     computed = next(t for t in result.trace if t["step"] == "retrieve")["details"].get("computed")
     assert computed is not None and computed["rows"][0][-1] == 27210, computed
     assert "27,210" in result.answer, result.answer
+
+
+def test_a_table_whose_headers_name_the_figure_is_tried_though_its_rows_are_codes(tmp_path):
+    """The divisions' table prints its rows as codes (FLNA, QFNA, PBNA) under "Net Revenue 2022"; thirty tables
+    whose rows say "revenue" in another sense come first in the document and would fill the places."""
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+    from tests.helpers.agent import _hit, make_chunk
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    others = [DataTable(f"p. {page} table 1", f"Results {page}", ("", "2022", "2021"),
+                        ((f"Organic revenue growth {page}", "4.1", "3.2"), ("Effective tax rate", "20.1", "19.5")),
+                        Location(page=page)) for page in range(10, 40)]
+    divisions = DataTable("p. 70 table 1", "Net Revenue and Operating Profit",
+                          ("", "Net Revenue 2022", "Net Revenue 2021"),
+                          (("FLNA (b)", "23,291", "21,000"), ("QFNA", "3,160", "3,000"), ("PBNA", "26,213", "24,000"),
+                           ("LatAm", "9,779", "8,000"), ("Total", "86,392", "79,474")), Location(page=70))
+    store.write("pep", "PEPSICO_2022_10K.pdf", [*others, divisions])
+    hit = _hit(make_chunk("pep", "PEPSICO_2022_10K.pdf", "Our divisions in North America", page=4))
+    done = compute("What was the combined 2022 net revenue of PepsiCo's three North American divisions (Frito-Lay "
+                   "North America, Quaker Foods North America and PepsiCo Beverages North America)?", [hit], store)
+    assert done is not None and done.hit is not None, done and done.note
+    assert done.table.name == "p. 70 table 1" and done.result.rows[0][0] == 23291 + 3160 + 26213, done.sql
