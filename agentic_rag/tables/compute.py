@@ -134,7 +134,7 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
     found, prior = candidate_tables(tables, hits, question)
     if not found:
         return None
-    asked = [c for c in query_concepts(question) if not c.specific]
+    asked = [c for c in query_concepts(question) if not any(ch.isdigit() for ch in c.text)]
     ranked = sorted(found, key=lambda t: (-prior.get(t.table_id, 0.0), -_row_named(asked, t)))[:MAX_TABLES * 3]
     if write_sql is not None:
         written = _model(question, ranked[:MAX_TABLES], tables, write_sql)
@@ -155,11 +155,14 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
 
 
 def _row_named(asked: Sequence[Concept], table: TableInfo) -> float:
-    """How much of what the question asks (its words other than names and numbers) one row's label of `table`
-    names at best, and its headers and title name (0..2): among the tables of the best hits' documents that
-    retrieval did not point at, those the question names are tried first ("net card fees": the income statement
-    of a 10-K with a hundred tables, whose page was not among the hits; "net revenue" of the divisions: a table
-    whose rows are the divisions' codes under the header "Net Revenue 2022")."""
+    """How much of what the question asks (its words and names other than numbers, and other than the names in
+    the table's file name) one row's label of `table` names at best, and its headers and title name (0..2):
+    among the tables of the best hits' documents that retrieval did not point at, those the question names are
+    tried first ("net card fees": the income statement of a 10-K with a hundred tables, whose page was not among
+    the hits; "net revenue" of the divisions: a table whose rows are the divisions' codes under the header "Net
+    Revenue 2022"; "Sam's Club's operating income": a table with a column "Sam's Club")."""
+    stem = re.sub(r"[^a-z0-9]+", "", table.file_name.lower())
+    asked = [c for c in asked if not (c.specific and re.sub(r"[^a-z0-9]+", "", c.text.lower()) in stem)]
     total = sum(c.weight for c in asked)
     if not total:
         return 0.0

@@ -381,6 +381,10 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
     if span and ask.op in ("sum", "avg", "lookup"):
         return _row_span(ask, table, row, span, match)
     period = _period_columns(ask, table)
+    if ask.op == "change" and not period:
+        blocks = _blocks_change(ask, table, layout)
+        if blocks is not None:
+            return blocks
     if period is None:
         return None  # a period the table does not have, or has twice (a two-level header read as one)
     if ask.op == "ratio":
@@ -404,6 +408,43 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
     if column is None:
         return None
     return _lookup(ask, table, row, column, match)
+
+
+def _blocks_change(ask: TableAsk, table: TableInfo, layout: Layout) -> TableQuery | None:
+    """A change between two years a statement prints as blocks, each under a heading naming its year ("Fiscal
+    Year Ended January 31, 2018" over Net sales, Operating income (loss), ...; then 2017's), its parts as columns
+    (Walmart U.S. | Sam's Club | Consolidated): the row the question names under each year's heading, in the
+    column it names ("Sam's Club's operating income in fiscal 2018 compared with fiscal 2017")."""
+    asked = list(dict.fromkeys(p for p in periods_of(ask.text) if p.isdigit()))
+    if len(asked) != 2 or not layout.sections:
+        return None
+    year_of: dict[str, str] = {}
+    for row in layout.empty:
+        heading = table.labels[row - 1] if row <= len(table.labels) else ""
+        years = [p for p in periods_of(heading, header=True) if p.isdigit()]
+        if len(years) == 1:
+            year_of[heading] = years[0]
+    column = _named_column(ask, table)
+    if set(asked) - set(year_of.values()) or column is None:
+        return None
+    rows: dict[str, tuple[int, float]] = {}
+    for row, score in _matching_rows(ask, table, layout):
+        year = year_of.get((layout.sections or {}).get(row, ""))
+        if year in asked and year not in rows:
+            rows[year] = (row, score)
+    if len(rows) != 2:
+        return None
+    (old, old_match), (new, new_match) = (rows[y] for y in sorted(rows, key=int))
+    if table.labels[old - 1] != table.labels[new - 1]:
+        return None  # the same row under each year's heading, or no change of one figure
+    col, label, source = _q(table.columns[column].sql), _q(table.columns[0].sql), _q(table.physical)
+    sql = (f'SELECT a.{label} AS label, b.{col} AS "from", a.{col} AS "to", a.{col} - b.{col} AS difference, '
+           f'round((a.{col} - b.{col}) / abs(b.{col}) * 100, 2) AS percent_change FROM {source} a, {source} b '
+           f'WHERE a."_row" = {new} AND b."_row" = {old}')
+    what = (f"{table.labels[new - 1]}, {table.columns[column].name}: {layout.sections[old]} to "
+            f"{layout.sections[new]}")
+    return TableQuery(table, sql, "change", what, (column,), (old, new),
+                      score=1.2 + min(old_match, new_match) + COLUMN_WEIGHT)
 
 
 def _text_lookup(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> TableQuery | None:

@@ -264,3 +264,29 @@ def test_a_table_whose_headers_name_the_figure_is_tried_though_its_rows_are_code
                    "North America, Quaker Foods North America and PepsiCo Beverages North America)?", [hit], store)
     assert done is not None and done.hit is not None, done and done.note
     assert done.table.name == "p. 70 table 1" and done.result.rows[0][0] == 23291 + 3160 + 26213, done.sql
+
+
+def test_a_table_whose_header_is_a_name_the_question_gives_is_tried_first(tmp_path):
+    """"Sam's Club's operating income": of a 10-K's many tables with an "Operating income" row, the segment note
+    whose column is "Sam's Club" (the file is Walmart's: its own name would tell no table apart)."""
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+    from tests.helpers.agent import _hit, make_chunk
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    others = [DataTable(f"p. {page} table 1", f"Results {page}", ("(Amounts in millions)", "Walmart U.S.", "Total"),
+                        (("Fiscal Year Ended January 31, 2018", "", ""), ("Operating income", "100", "200"),
+                         ("Fiscal Year Ended January 31, 2017", "", ""), ("Operating income", "90", "180")),
+                        Location(page=page)) for page in range(10, 40)]
+    segments = DataTable(
+        "p. 86 table 1", "Segments", ("(Amounts in millions)", "Walmart U.S.", "Sam's Club", "Consolidated"),
+        (("Fiscal Year Ended January 31, 2018", "", "", ""), ("Operating income (loss)", "17,869", "982", "20,437"),
+         ("Fiscal Year Ended January 31, 2017", "", "", ""), ("Operating income (loss)", "17,745", "1,671", "22,764")),
+        Location(page=86))
+    store.write("wmt", "WALMART_2018_10K.pdf", [*others, segments])
+    hit = _hit(make_chunk("wmt", "WALMART_2018_10K.pdf", "Walmart operating income by fiscal year", page=4))
+    done = compute("By what percentage did Sam's Club's operating income change in fiscal 2018 compared with "
+                   "fiscal 2017?", [hit], store)
+    assert done is not None and done.hit is not None, done and done.note
+    assert done.table.name == "p. 86 table 1" and done.result.rows[0][-1] == pytest.approx(-41.23), done.sql

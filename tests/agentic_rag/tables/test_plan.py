@@ -680,6 +680,29 @@ def test_a_row_of_another_kind_of_figure_is_not_the_one_asked_though_it_shares_i
     assert query is not None and result.rows[0][1:] == ("Cost of wireless equipment", 25134)
 
 
+YEAR_BLOCKS = DataTable(
+    "p. 86 table 1", "Segments", ("(Amounts in millions)", "Walmart U.S.", "Sam's Club", "Consolidated"),
+    (("Fiscal Year Ended January 31, 2018", "", "", ""), ("Net sales", "318,477", "57,839", "495,761"),
+     ("Operating income (loss)", "17,869", "982", "20,437"), ("Fiscal Year Ended January 31, 2017", "", "", ""),
+     ("Net sales", "307,833", "57,365", "481,317"), ("Operating income (loss)", "17,745", "1,671", "22,764")),
+    Location(page=86))
+
+
+def test_a_change_between_years_printed_as_blocks_under_their_headings_reads_the_row_under_each(tmp_path):
+    """A segment note prints each fiscal year as a block under its heading, the segments as columns: the change
+    of Sam's Club's operating income is the row under 2018's heading against the same row under 2017's."""
+    query, result = _plans(tmp_path / "a", [("WALMART_2018_10K.pdf", YEAR_BLOCKS)],
+                           "By what percentage did Sam's Club's operating income change in fiscal 2018 compared with "
+                           "fiscal 2017?")
+    assert query is not None and query.op == "change", query and query.sql
+    assert _row(result)["from"] == 1671 and _row(result)["to"] == 982
+    assert _row(result)["percent_change"] == pytest.approx(-41.23, abs=0.01)
+    query, _ = _plans(tmp_path / "b", [("WALMART_2018_10K.pdf", YEAR_BLOCKS)],
+                      "By what percentage did Sam's Club's operating income change in fiscal 2018 compared with "
+                      "fiscal 2016?")
+    assert query is None  # no block of 2016
+
+
 FLEET = DataTable(
     "¶ 8 table 1", "Annual report > Fleet", ("Vehicle type", "Count", "Average age (years)", "Fuel"),
     (("Heavy truck", "214", "6.2", "Diesel"), ("Light van", "388", "3.1", "Electric"),
