@@ -1695,8 +1695,8 @@ def _parts_across(ask: TableAsk, table: TableInfo) -> dict[int, str]:
     asked = {p for p in periods_of(ask.text) if p.isdigit()}
     printed = {p for p in periods_of(" ".join([table.title, *(c.name for c in table.columns)]), header=True)
                if p.isdigit()}
-    if asked and printed and not asked <= printed or len(printed - asked) > 0:
-        return {}  # another year's table, or several years' columns side by side
+    if asked and printed and printed != asked or not asked and len(printed) > 1:
+        return {}  # another year's table, or several years' columns side by side (a table naming no year: its own)
     out = {}
     for i, column in enumerate(table.columns):
         if not i or not column.numeric or _NOT_PART.search(column.name) or _CHANGE_HEADER.search(column.name):

@@ -626,6 +626,7 @@ SEGMENT_COLUMNS = DataTable(
     ("Which of Coca-Cola's operating segments generated the highest operating income in 2017?",
      ("Europe, Middle East & Africa", 3646)),
     ("Which segment had the lowest net operating revenues in 2017?", ("Latin America", 4029)),
+    ("Which segment had the lowest net operating revenues?", ("Latin America", 4029)),  # the table's one year
 ])
 def test_which_part_ranks_a_statement_row_across_the_columns_of_its_parts(tmp_path, question, expected):
     """A segment table prints its parts as columns and the company's own figure beside them (Consolidated, with
