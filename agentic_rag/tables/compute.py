@@ -11,6 +11,7 @@ in the trace (`note`) and the answer is written from the passages alone.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -166,9 +167,20 @@ def _row_named(asked: Sequence[Concept], table: TableInfo) -> float:
     total = sum(c.weight for c in asked)
     if not total:
         return 0.0
-    heads = forms_of(" ".join([table.title.rsplit(">", 1)[-1], *(c.name for c in table.columns)]))
-    row = max((sum(c.weight for c in asked if c.met(forms_of(label))) for label in set(table.labels)), default=0.0)
+    heads, labels = _table_forms(table.title.rsplit(">", 1)[-1], tuple(c.name for c in table.columns), table.labels)
+    wanted = frozenset().union(*(c.forms for c in asked))
+    phrased = any(c.phrases for c in asked)
+    row = max((sum(c.weight for c in asked if c.met(label)) for label in labels if phrased or label & wanted),
+              default=0.0)
     return (row + sum(c.weight for c in asked if c.met(heads))) / total
+
+
+@functools.lru_cache(maxsize=4096)
+def _table_forms(heading: str, headers: tuple[str, ...],
+                 labels: tuple[str, ...]) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
+    """The forms of a table's own heading with its headers, and of each of its distinct row labels (kept: a
+    library's tables are ordered again for every question)."""
+    return forms_of(" ".join([heading, *headers])), tuple(forms_of(label) for label in dict.fromkeys(labels))
 
 
 def schemas(tables: TableSource, candidates: Sequence[TableInfo]) -> str:
