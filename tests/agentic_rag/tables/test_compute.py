@@ -148,6 +148,14 @@ def test_a_sheet_whose_headers_the_question_names_is_a_candidate_though_retrieva
     assert [t.name for t in found] == ["Sales by Region"] and prior[found[0].table_id] > 0
 
 
+def _word_table(document, rows):
+    """A Word table of `rows` (tuples of cell texts) at the end of `document`."""
+    grid = document.add_table(rows=len(rows), cols=len(rows[0]))
+    for row, cells in zip(grid.rows, rows, strict=True):
+        for cell, text in zip(row.cells, cells, strict=True):
+            cell.text = text
+
+
 def test_word_tables_of_one_shape_are_told_apart_by_the_paragraphs_that_introduce_them(tmp_path, fake_embedder):
     """Illustrative cases, one table each (Mary, Eddie, Siobhan), introduced by a name and a sentence rather
     than a heading; a row printing a percentage among euro figures does not make the column a percentage."""
@@ -161,13 +169,9 @@ def test_word_tables_of_one_shape_are_told_apart_by_the_paragraphs_that_introduc
     for name, (gross6, gross7, due6, due7) in people.items():
         document.add_paragraph(name)
         document.add_paragraph(f"{name} is single. The Budget changes the tax due as below. More follows.")
-        grid = document.add_table(rows=4, cols=3)
-        rows = [("", "2006 €", "2007 €"), ("Gross Income", f"{gross6:,}", f"{gross7:,}"),
-                ("Total Income Tax Due", f"{due6:,}", f"{due7:,}"),
-                ("Deductions as a % of Gross Income", f"{due6 / gross6:.1%}", f"{due7 / gross7:.1%}")]
-        for row, cells in zip(grid.rows, rows, strict=True):
-            for cell, text in zip(row.cells, cells, strict=True):
-                cell.text = text
+        _word_table(document, [("", "2006 €", "2007 €"), ("Gross Income", f"{gross6:,}", f"{gross7:,}"),
+                               ("Total Income Tax Due", f"{due6:,}", f"{due7:,}"),
+                               ("Deductions as a % of Gross Income", f"{due6 / gross6:.1%}", f"{due7 / gross7:.1%}")])
     path = tmp_path / "cases.docx"
     document.save(path)
     kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
@@ -225,12 +229,10 @@ def test_offline_a_question_naming_a_year_asks_the_tables_though_prose_ranks_fir
                                          f"revenues for 2022 increased, reason {n}: a shift to higher priced "
                                          "wireless equipment and more upgrades."] * 8))
     document.add_heading("Consolidated Statements of Income", 1)
-    grid = document.add_table(rows=4, cols=3)
-    rows = [("(dollars in millions)", "2022", "2021"), ("Service revenues and other", "109,625", "110,449"),
-            ("Wireless equipment revenues", "27,210", "23,343"), ("Total Operating Revenues", "136,835", "133,613")]
-    for row, cells in zip(grid.rows, rows, strict=True):
-        for cell, text in zip(row.cells, cells, strict=True):
-            cell.text = text
+    _word_table(document, [("(dollars in millions)", "2022", "2021"),
+                           ("Service revenues and other", "109,625", "110,449"),
+                           ("Wireless equipment revenues", "27,210", "23,343"),
+                           ("Total Operating Revenues", "136,835", "133,613")])
     path = tmp_path / "VERIZON_2022_10K.docx"
     document.save(path)
     kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
