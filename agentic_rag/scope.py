@@ -32,7 +32,9 @@ SKIPPED = re.compile(r"^(?:\d[\d.]*\s+)?(?:references|bibliography|acknowledge?m
 _SECTION = re.compile(r"\b(?:section|chapter|item\s+\d{1,2}[a-c]?|part\s+[ivx]{1,4}|appendix)\b", re.IGNORECASE)
 _TELLS = re.compile(r"\b(?:say|says|said|cover|covers|discuss\w*|about|summari[sz]\w*|describe\w*|explain\w*|"
                     r"contain\w*|tell\w*|state\w*|mention\w*|list\w*|overview)\b", re.IGNORECASE)
-_EVERY = re.compile(r"\b(?:list|enumerate|name)\s+(?:all|every|each)\b|\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?"
+_EVERY = re.compile(r"\b(?:list|enumerate|name)\s+(?:all|every|each)\b|(?<!\bon\s)(?<!\bin\s)(?<!\bat\s)(?<!\bfor\s)(?<!\bper\s)"
+                    r"(?<!\bby\s)(?<!\bduring\s)(?<!\bafter\s)(?<!\bbefore\s)(?<!\bfrom\s)(?<!\bwith\s)(?<!\bacross\s)"
+                    r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?"
                     r"(?!documents?\b|files?\b)[a-z]+|\bwhat are all\b|\bfull list\b|\bcomplete list\b", re.IGNORECASE)
 _EACH_DOCUMENT = re.compile(r"\b(?:each|every|all(?: of)?(?: the| my)?|these|the)\s+(?:documents|files|papers|reports)\b|"
                             r"\b(?:each|every)\s+(?:document|file|paper|report)\b", re.IGNORECASE)

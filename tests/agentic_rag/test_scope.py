@@ -121,6 +121,23 @@ def test_an_aggregate_over_all_the_items_is_a_figure_not_a_list(question):
     assert scope_of(question, "factual") == "passage"
 
 
+@pytest.mark.parametrize("question", [
+    "Which setting stops Apache from looking for .htaccess files on every request?",
+    "What discount rate does the plan use for each year?",
+    "What does the server log at every restart?",
+    "Which flag is checked during every build?",
+])
+def test_every_after_a_preposition_says_when_or_where_not_what_to_list(question):
+    # "on every request", "for each year": how often or over what something holds, not a request for the items
+    assert scope_of(question, "fact") == "passage"
+
+
+def test_every_as_what_is_asked_for_is_still_a_list():
+    assert scope_of("Name every author of the paper", "fact") == "list"
+    assert scope_of("What are the names of all the authors?", "fact") == "list"
+    assert scope_of("Which of all the subsidiaries are in Europe?", "fact") == "list"
+
+
 def test_a_summary_of_a_document_without_headings_reads_parts_evenly_spaced_through_it():
     chunks = [make_chunk("w", "memo.docx", f"Paragraph {i} of the memo says one thing. " + "word " * (5 + (i % 3) * 40),
                          ordinal=i, paragraph=i + 1) for i in range(60)]
