@@ -61,8 +61,13 @@ _ABBREVIATIONS = {
     "q1": ("first quarter",), "q2": ("second quarter",), "q3": ("third quarter",), "q4": ("fourth quarter",),
     "h1": ("first half",), "h2": ("second half",),
 }
-_WH = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how(?:\s+(?:many|much|long|old|often|deep|large|big|"
-                 r"high|far))?)\s+(?:(?:is|are|was|were|do|does|did|has|have|had|can|will|would)\s+)?"
+# "How [long]", "how [soon]": the word after "how" names the measure asked for; the answer states it ("within 7
+# days"), rarely the word itself, so it weighs like a light word.
+MEASURES = ("many", "much", "long", "old", "often", "deep", "large", "big", "high", "far", "soon", "fast", "quickly",
+            "late", "early", "frequently", "tall", "wide", "heavy", "small", "low")
+_HOW_MEASURE = re.compile(rf"\bhow\s+({'|'.join(MEASURES)})\b", re.IGNORECASE)
+_WH = re.compile(rf"\b(?:what|which|who|whom|whose|when|where|how(?:\s+(?:{'|'.join(MEASURES)}))?)\s+"
+                 r"(?:(?:is|are|was|were|do|does|did|has|have|had|can|will|would)\s+)?"
                  r"(?:(?:the|a|an|its|their|of)\s+)*", re.IGNORECASE)
 _PROPER_RUN = re.compile(r"[A-Z][a-z]+(?:\s+(?:&|of)?\s*[A-Z][a-z]+)+")
 _NAME_RUN = re.compile(r"[A-Z][\w’'.-]*(?:\s+(?:&|and|of|the)?\s*[A-Z][\w’'.-]*)+")
@@ -151,6 +156,7 @@ def query_concepts(question: str) -> tuple[Concept, ...]:
         runs.setdefault(first, set()).add((first + second).lower())
         runs.setdefault(second, set()).add((first + second).lower())
     title_case = _title_case(question)
+    measures = {m.lower() for m in _HOW_MEASURE.findall(question)}
     concepts: dict[str, Concept] = {}
     for m in _TOKEN.finditer(question):
         token = m.group(0)
@@ -161,7 +167,7 @@ def query_concepts(question: str) -> tuple[Concept, ...]:
             if not key or key in concepts or part.lower() in QUERY_WORDS:
                 continue
             short = _ABBREVIATIONS.get(token.lower()) or _ABBREVIATIONS.get(part.lower())
-            light = key in LIGHT_WORDS or part.lower() in _UNITS
+            light = key in LIGHT_WORDS or part.lower() in _UNITS or part.lower() in measures
             # "Q2" may be written "three months ended ...": a period is no name a passage must hold.
             name = specific and not light and not _PERIOD_WORD.match(part.lower())
             # A name can say what is asked for ("what F1 score"); a year or a period cannot.

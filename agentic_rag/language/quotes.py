@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from agentic_rag.language.concepts import Concept, coverage, forms_of, has_number, near, query_concepts
+from agentic_rag.language.concepts import MEASURES, Concept, coverage, forms_of, has_number, near, query_concepts
 from agentic_rag.language.text import asked_years, numbers, sentences, unwrap, years_in
 from agentic_rag.tables.plan import other_quarter, quarters_of
 from agentic_rag.types import ContextBlock
@@ -36,7 +36,7 @@ RANK_PENALTY = 0.01  # per retrieval rank, to break ties in the retriever's favo
 EMBED_TOP = 4  # windows whose cosine is computed (the best by words): embedding is the slow part
 EMBED_CHARS = 400  # of a window, for its cosine
 SECOND_QUOTE = 0.8  # a further quote must score at least this share of the best one
-_NUMERIC_ASK = re.compile(r"\b(?:how (?:many|much|long|old|often|deep|large|big|high|far)|what (?:[\w-]+ ){0,3}?"
+_NUMERIC_ASK = re.compile(rf"\b(?:how (?:{'|'.join(MEASURES)})|what (?:[\w-]+ ){{0,3}}?"
                           r"(?:value|number|percentage|percent|share|rate|ratio|score|size|amount|error|accuracy|"
                           r"price|cost|year|date)s?|when)\b", re.IGNORECASE)
 _LEADS_ON = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|however|thus|therefore|hence|"

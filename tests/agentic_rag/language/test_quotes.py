@@ -125,3 +125,22 @@ def test_a_document_that_names_what_is_asked_about_wins_over_one_that_does_not()
                                    paragraph=2), rank=2)]
     quotes = _quotes("What was Globex's revenue in 2023?", "numeric", blocks)
     assert quotes[0] == (2, "Globex revenue reached $7.9 million in 2023.")
+
+
+@pytest.mark.parametrize("question", [
+    "How soon must a reported outage be acknowledged by the on-call engineer?",
+    "How quickly must a reported outage be acknowledged by the on-call engineer?",
+])
+def test_how_soon_asks_for_a_time_so_the_sentence_stating_one_is_quoted(question):
+    runbook = [_block(1, make_chunk("r", "runbook.docx", "Every reported outage must be acknowledged by the on-call "
+                                    "engineer before any other work. Escalation follows the severity table. "
+                                    "A reported outage is acknowledged within 15 minutes of the alert.", paragraph=4))]
+    quotes = _quotes(question, classify(question), runbook)
+    assert quotes and "15 minutes" in quotes[0][1]
+
+
+@pytest.mark.parametrize("question", ["On what date will the dividend be paid?", "What share of sales came from Asia?",
+                                      "How long are the records kept?", "How soon is a page answered?"])
+def test_questions_asking_a_date_an_amount_or_a_measure_want_a_number(question):
+    from agentic_rag.language.quotes import Ask
+    assert Ask.of(question).wants_number
