@@ -334,10 +334,20 @@ def _of_a_part(ask: TableAsk, table: TableInfo) -> bool:
 
 
 def _about(ask: TableAsk, table: TableInfo) -> float:
-    """How much of the question the table's title, note and headers name (0..1)."""
-    heads = forms_of(" ".join([table.title, table.note, table.name, *(c.name for c in table.columns)]))
+    """How much of the question the table's title, note and headers name (0..1), and its last row when that row
+    totals the rows above it: "Total Wireless service revenue" says what every row of the table counts."""
+    heads = forms_of(" ".join([table.title, table.note, table.name, *(c.name for c in table.columns),
+                               _totalled(table)]))
     total = sum(c.weight for c in ask.concepts) or 1.0
-    return sum(c.weight for c in ask.concepts if c.met(heads)) / total
+    own = _file_words(ask, table, names=True)  # the document's own name tells none of its tables from another
+    return sum(c.weight for c in ask.concepts if c.met(heads) and not c.forms <= own) / total
+
+
+def _totalled(table: TableInfo) -> str:
+    """What the table's last row totals ("Total Fios revenue" -> "Fios revenue"), "" when it is no total row."""
+    last = table.labels[-1] if table.labels else ""
+    m = _SUBTOTAL.match(last)
+    return last[m.end():] if m and len(table.labels) > 2 else ""
 
 
 # -- a cell, or a change between two cells -------------------------------------------------------------------

@@ -932,3 +932,26 @@ def test_a_heading_naming_more_than_the_question_asks_is_a_variant_it_did_not_as
                            "By what percentage did Las Vegas Strip Resorts net revenues grow in full-year 2022 "
                            "compared with 2021?")
     assert result.rows[0][0] == "Las Vegas Strip Resorts", (query.sql, result.rows)
+
+
+RETAIL_GROUP = DataTable(
+    "p. 31 table 1", "Item 7 > Segment Results of Operations > Northwind Retail Group > Operating Revenues",
+    ("Years Ended December 31,", "2022", "2021"),
+    (("Service", "48,200", "45,100"), ("Devices", "12,300", "11,900"), ("Total Operating Revenues", "60,500", "57,000")),
+    Location(page=31))
+WIRELESS_BY_SEGMENT = DataTable(
+    "p. 98 table 2", "Item 8 > Note 12. Segment Information > Reconciliation to Consolidated Financial Information",
+    ("Years Ended December 31,", "2022", "2021", "2020"),
+    (("Retail", "30,400", "28,000", "26,500"), ("Enterprise", "9,100", "8,800", "8,600"),
+     ("Total Wireless service revenue", "39,500", "36,800", "35,100")), Location(page=98))
+
+
+def test_a_tables_total_row_says_what_its_rows_count(tmp_path):
+    """"Total Wireless service revenue" closing a table of segments says each row is that segment's wireless
+    service revenue, which the segment's own table ("Service") does not."""
+    query, result = _plans(tmp_path, [("NORTHWIND_2022_10K.pdf", RETAIL_GROUP),
+                                      ("NORTHWIND_2022_10K.pdf", WIRELESS_BY_SEGMENT)],
+                           "By what percentage did Northwind's Retail segment wireless service revenue grow from 2021 "
+                           "to 2022?")
+    assert query is not None and query.table.name == "p. 98 table 2", query and query.sql
+    assert _row(result)["percent_change"] == round((30400 - 28000) / 28000 * 100, 2)
