@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from advanced_retrieval.tables import TableInfo
 from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, abbreviated, forms_of, query_concepts
-from agentic_rag.tables.words import contracted, contracts, identifier_text, meets, name_forms, named_by
+from agentic_rag.tables.words import contracted, contracts, identifier_text, measure_nouns, meets, name_forms, named_by
 
 _FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with"})
 CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the question ranks a change it cannot compute
@@ -34,7 +34,9 @@ PART_WEIGHT = 0.5  # what a table under a heading of a part of the company the q
 SECTION_WEIGHT = 0.2  # what a superlative's heading or title adds, by the share of its words the question says
 TOP_MAX = 10
 _OPS = (
-    ("change", re.compile(r"\b(?:how (?:much|many)(?: (?!times\b)[a-z]+)? (?:more|less|fewer|higher|lower|bigger|larger|greater|smaller)\b|grow(?:th|n)?|grew|"
+    ("change", re.compile(r"\b(?:how (?:much|many)(?: (?!times\b)[a-z]+)? (?:more|less|fewer|higher|lower|bigger|larger|greater|smaller|"
+                          r"longer|shorter|wider|narrower|heavier|lighter|older|younger|warmer|colder|hotter|cooler|"
+                          r"taller|faster|slower|cheaper|deeper|richer|poorer)\b|grow(?:th|n)?|grew|"
                           r"increase[ds]?|decrease[ds]?|chang(?:e|ed|es)|rise|rose|risen|"
                           r"fall|fell|fallen|decline[ds]?|drop(?:ped)?|difference|differ|compared? (?:to|with)|"
                           r"versus|vs\.?|year[- ]over[- ]year|yoy)\b", re.I)),
@@ -63,13 +65,17 @@ _WHICH = re.compile(r"\b(?:which|what|who)\b[^?]{0,60}?\b(?:has|had|have|was|wer
                     re.I)
 _BETWEEN = re.compile(r"\bfrom\b.+\bto\b|\bbetween\b.+\band\b|\bcompar|\bversus\b|\bvs\.?|\bdifference\b|"
                       r"\bgrowth\b|\bchange[ds]?\b|\byear[- ]over[- ]year\b|\byoy\b|\bthan\b", re.I)
+_DIFFERENT = frozenset({"different", "distinct", "unique", "separate", "individual"})  # "how many different species"
 _MORE = re.compile(r"\bhow (?:many|much) (?:more|less|fewer)\b", re.I)
-_TOP_N = re.compile(r"\btop\s+(\d{1,2}|three|five|ten)\b", re.I)
+_N = r"\d{1,2}|two|three|four|five|six|seven|eight|nine|ten"
+# "the top 5", "the three highest closing prices", "5 largest"
+_TOP_N = re.compile(rf"\btop\s+(?P<n>{_N})\b|\b(?P<n2>{_N})\s+(?:highest|largest|biggest|greatest|lowest|smallest|"
+                    r"most|least|best|worst)\b", re.I)
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _DATE = re.compile(r"^(?:1[6-9]|20)\d\d-\d\d(?:-\d\d)?")
 _TOTAL_ROW = re.compile(r"\b(?:total|subtotal|sum|all)\b", re.I)
 _SUBTOTAL = re.compile(r"\s*(?:sub)?totals?\b", re.I)  # a row that adds up the rows above it: "Total Domestic revenue"
-_WORDS = {"three": 3, "five": 5, "ten": 10}
+_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _GENERIC = frozenset(forms_of("total net other value amount number item label column row table year years fiscal "
                               "month months data € $ £ ¥ euro euros dollar dollars pound pounds usd eur gbp"))
 GENERIC = _GENERIC  # words that name no particular row or column ("total", "year", "amount")
@@ -146,7 +152,8 @@ class TableAsk:
         if which and op in ("avg", "sum") and {"max", "min"} & set(ops):
             op = next(o for o in ops if o in ("max", "min"))  # "which month was warmest on average": a superlative
         top = _TOP_N.search(question)
-        count = (int(top.group(1)) if top.group(1).isdigit() else _WORDS[top.group(1).lower()]) if top else 1
+        n = (top.group("n") or top.group("n2")) if top else "1"
+        count = int(n) if n.isdigit() else _WORDS[n.lower()]
         superlative = [o for o in ops if o in ("max", "min")]
         change = (which or bool(top)) and bool(superlative) and bool(_MOST_CHANGED.search(question))
         if change:  # "the strongest growth", "the biggest decline": the highest (lowest) change of a row
@@ -861,7 +868,8 @@ def _two_periods(ask: TableAsk, table: TableInfo) -> list[int]:
     return latest if not ask.years and distinct else []
 
 
-_ROWS = forms_of("rows records entries lines observations cases times values numbers cells readings")
+_ROWS = forms_of("rows records entries lines observations cases times values numbers cells readings points samples "
+                 "instances")
 _PERIODS = forms_of("days weeks months years hours")
 _DATED = forms_of("date day time month year week hour timestamp datetime")
 
@@ -925,8 +933,9 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
                 and _header_met(ask, table.columns[summed.columns[0]].name)[0]:
             return summed
     if ask.op == "count":
-        counted = next((c for c in ask.concepts if c.focus and not c.specific), None) or \
-            next((c for c in ask.concepts if not c.specific), None)  # "how many of the values ...": the first noun
+        nouns = [c for c in ask.concepts if not c.specific and c.text.lower() not in _DIFFERENT]
+        counted = next((c for c in nouns if c.focus), None) or \
+            next(iter(nouns), None)  # "how many of the values ...": the first noun
         unit = next((c for c in ask.concepts if c.focus), None) or counted  # "MWh" is written like a name
         measures = [i for i, c in enumerate(table.columns) if c.numeric and unit is not None
                     and meets(unit.forms, name_forms(c.name) - _GENERIC)]
@@ -956,8 +965,21 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
             if counted is not None else False
         rows_named = counted is not None and (counted.met(names) or any(
             not c.numeric and meets(counted.forms, name_forms(c.name) - _GENERIC) for c in table.columns))
+        # "how many species", "how many different reps": a column of their names counts each name once, however
+        # many rows (flowers, sales) it has; a table named for what is counted counts its rows
+        named_by = [i for i, c in enumerate(table.columns) if not c.numeric and counted is not None
+                    and meets(counted.forms, name_forms(c.name) - _GENERIC)]
+        if len(named_by) == 1 and not counted.met(names) and not _rows_are(counted, table) \
+                and not _MORE.search(ask.text) and (table.location.sheet is not None or not _has_periods(table)):
+            col = _q(table.columns[named_by[0]].sql)
+            sql = f'SELECT count(DISTINCT {col}) AS "count" FROM {source}{where}'
+            return TableQuery(table, sql, "count", f"different {table.columns[named_by[0]].name}" +
+                              _said(filters), (named_by[0],), (), where, 0.8 + 0.4 * len(filters) + 0.5)
+        # "how many setosa": the value that selects the rows is what they are
+        of_value = counted is not None and data_rows and any(
+            counted.met(forms_of(v)) for cells in values.values() for v in cells if _names_value(ask, v))
         if counted is None or not (counted.met(names) or data_rows and (_rows_are(counted, table) or rows_named)
-                                   or bounded) or _MORE.search(ask.text):
+                                   or bounded or of_value) or _MORE.search(ask.text):
             return None  # what is counted is not what the table's rows are ("how many more ...": a value)
         sql = f'SELECT count(*) AS "count" FROM {source}{where}'
         return TableQuery(table, sql, "count", f"rows of {table.name}" + _said(filters), (0,), (), where, 0.8 +
@@ -1233,7 +1255,16 @@ def _names_value(ask: TableAsk, value: str) -> bool:
     words = forms_of(value)
     if not (words - _GENERIC) or len(value) <= 1 or _YEAR.fullmatch(value.strip()) or number(value) is not None:
         return False
+    if _DATE.match(value.strip()):
+        # a date is named by a date the question writes, never by its numbers one by one ("2009-07-07" holds
+        # nothing but the "2009" and "07" of "2009-07-31")
+        return any(_same_day(value.strip(), p) for p in ask.points)
     return named_by(ask.forms, value) and not _tail_of_name(ask.text, value) or contracted(ask.text, value)
+
+
+def _same_day(value: str, point: str) -> bool:
+    """Whether a date cell ("2010-07-28", "2010-07-28 16:00") is the day a question's full date names."""
+    return len(point) == 10 and (value == point or value.startswith((point + " ", point + "T")))
 
 
 _CAPITALISED = re.compile(r"[A-Z][\w&.-]*(?:['’]s)?")
@@ -1292,24 +1323,36 @@ _PERIOD_HEADER = frozenset(forms_of("year years ended ending months month weeks 
                                     "millions thousands billions except per share data in dollars"))
 
 
+# the forms of the months' names and abbreviations ("septemb", "sept", "mar"), not of words that begin like one
+# ("sepal", "market", "decline")
+_MONTH_FORMS = forms_of("january february march april may june july august september october november december "
+                        "jan feb mar apr jun jul aug sep sept oct nov dec")
+
+
 def _named_by_period_only(ask: TableAsk, name: str) -> bool:
     """A header the question meets only by its period while the header names a figure too, which the question
     does not ("Commercial Banking 2021" for "the lowest net revenue in 2021"): it is that figure's column, not the
     one asked for. A header that is only a period ("2022", "Year Ended December 31, 2022") is named by it."""
     forms = name_forms(name) - _GENERIC
-    periods = frozenset(_YEAR.findall(name)) | {f for f in forms if f.isdigit() or f[:3] in _MONTHS}
+    periods = frozenset(_YEAR.findall(name)) | {f for f in forms if f.isdigit() or f in _MONTH_FORMS}
     met = meets(ask.forms, forms)
     described = [w for w in re.findall(r"[A-Za-z]{2,}", identifier_text(name))  # its words, not their initials
-                 if w[:3].lower() not in _MONTHS and forms_of(w) and not forms_of(w) & (_GENERIC | _PERIOD_HEADER)]
+                 if not is_month(w) and forms_of(w) and not forms_of(w) & (_GENERIC | _PERIOD_HEADER)]
     return bool(met) and met <= periods and bool(described)
+
+
+_LETTER = re.compile(r"[B-HJ-Z]")  # not "A" or "I", which are words
 
 
 def _header_met(ask: TableAsk, name: str) -> tuple[int, float]:
     """How many of a header's words the question names, and what share of the header that is ("budget" names
     "FY24 Budget" more fully than "Variance (Budget - Actual)")."""
-    met = len(meets(ask.forms, name_forms(name) - _GENERIC))
+    if _LETTER.fullmatch(name.strip()):  # a variable named by one capital ("X", "Y"): written as it stands
+        return (1, 1.0) if re.search(rf"(?<![\w'’-]){name.strip()}(?![\w'’-])", ask.text) else (0, 0.0)
+    asked = ask.forms | measure_nouns(ask.text)  # "the widest sepals" names "sepalWidth"
+    met = len(meets(asked, name_forms(name) - _GENERIC))
     words = [w for w in re.findall(r"[A-Za-z0-9]+", identifier_text(name)) if forms_of(w) - _GENERIC]
-    named = sum(1 for w in words if meets(ask.forms, forms_of(w) - _GENERIC))
+    named = sum(1 for w in words if meets(asked, forms_of(w) - _GENERIC))
     return met, named / len(words) if words else 0.0
 
 
@@ -1500,7 +1543,7 @@ _NUMBER_WORD = r"(?P<n>\d[\d,]*(?:\.\d+)?)"
 _BEFORE = re.compile(_NUMBER_WORD + r"[- ](?P<word>[A-Za-z][A-Za-z_]{2,})")
 _AFTER = re.compile(r"(?P<word>[A-Za-z][A-Za-z_]{2,})\s*(?:=|of|no\.?|number|#)?\s*" + _NUMBER_WORD + r"\b")
 _COMPARE = re.compile(r"\b(?P<op>below|under|less than|lower than|fewer than|smaller than|younger than|above|over|"
-                      r"more than|greater than|higher than|older than|exceeding|exceeded|beat|beats|topped|at least|"
+                      r"more than|greater than|higher than|older than|exceeding|exceeded|exceeds|exceed|beat|beats|topped|at least|"
                       r"at most|no more than|no less than)\s+\$?"
                       r"(?P<n>-?\d[\d,]*(?:\.\d+)?|zero\b)(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn)\b)?",
                       re.IGNORECASE)
@@ -1510,7 +1553,7 @@ _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn"
 _SQL_COMPARE = {"below": "<", "under": "<", "less than": "<", "lower than": "<", "fewer than": "<",
                 "smaller than": "<", "above": ">", "over": ">", "more than": ">", "greater than": ">",
                 "higher than": ">", "exceeding": ">", "at least": ">=", "no less than": ">=", "at most": "<=",
-                "younger than": "<", "older than": ">", "exceeded": ">", "beat": ">", "beats": ">", "topped": ">",
+                "younger than": "<", "older than": ">", "exceeded": ">", "exceeds": ">", "exceed": ">", "beat": ">", "beats": ">", "topped": ">",
                 "no more than": "<="}
 
 

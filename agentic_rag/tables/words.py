@@ -89,3 +89,28 @@ def contracts(word: str, value: str) -> bool:
         return False
     letters = iter(long_[1:])
     return all(ch in letters for ch in short[1:])
+
+
+# The noun a measure adjective names ("the widest sepals": the width; "the oldest": the age), for headers that
+# write the noun ("sepalWidth", "Age"). English derivation, not a thesaurus: only these dimensions.
+_MEASURE_NOUNS = {"wide": "width", "long": "length", "high": "height", "tall": "height", "deep": "depth",
+                  "heavy": "weight", "light": "weight", "old": "age", "young": "age", "broad": "breadth",
+                  "thick": "thickness", "strong": "strength", "fast": "speed", "slow": "speed"}
+
+
+def _degrees(adjective: str) -> tuple[str, ...]:
+    """'wide' -> wide, wider, widest; 'heavy' -> heavier, heaviest; 'big' -> bigger, biggest."""
+    if adjective.endswith("e"):
+        return adjective, adjective + "r", adjective + "st"
+    if adjective.endswith("y"):
+        return adjective, adjective[:-1] + "ier", adjective[:-1] + "iest"
+    return adjective, adjective + "er", adjective + "est"
+
+
+_MEASURE_WORDS = {form: noun for adjective, noun in _MEASURE_NOUNS.items() for form in _degrees(adjective)}
+
+
+def measure_nouns(text: str) -> frozenset[str]:
+    """The forms of the nouns the measure adjectives of `text` name ("widest" -> "width")."""
+    nouns = " ".join(_MEASURE_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _MEASURE_WORDS)
+    return forms_of(nouns) if nouns else frozenset()

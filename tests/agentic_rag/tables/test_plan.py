@@ -955,3 +955,85 @@ def test_a_tables_total_row_says_what_its_rows_count(tmp_path):
                            "to 2022?")
     assert query is not None and query.table.name == "p. 98 table 2", query and query.sql
     assert _row(result)["percent_change"] == round((30400 - 28000) / 28000 * 100, 2)
+
+
+PRICES = DataTable(
+    "prices", "prices", ("date", "open", "close"),
+    (("2021-03-01", "10.0", "10.5"), ("2021-03-03", "10.5", "11.0"), ("2021-03-09", "11.0", "11.7"),
+     ("2021-03-31", "11.7", "12.4"), ("2021-04-01", "12.4", "12.0")),
+    Location(sheet="prices", cells="A1:C6"))
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What was the close on 2021-03-31 in the prices data?", 12.4),  # not 2021-03-03: "2021", "03" and "03"
+    ("What was the close on 2021-03-09 in the prices data?", 11.7),
+])
+def test_a_date_cell_is_named_by_the_whole_date_the_question_writes(tmp_path, question, expected):
+    query, result = _plans(tmp_path, [("prices.csv", PRICES)], question)
+    assert query is not None and result.rows[0][-1] == expected, query and query.sql
+
+
+def test_a_change_between_two_dates_reads_those_two_days(tmp_path):
+    query, result = _plans(tmp_path, [("prices.csv", PRICES)],
+                           "By how much did the close change from 2021-03-01 to 2021-03-31 in the prices data?")
+    assert query is not None and _row(result)["difference"] == pytest.approx(12.4 - 10.5), query and query.sql
+
+
+PLANTS = DataTable(
+    "plants", "plants", ("group", "X", "Y", "leafWidth", "leafLength"),
+    (("tulip", "1", "2.0", "3.0", "9.0"), ("tulip", "2", "4.0", "3.4", "8.0"), ("tulip", "3", "6.0", "3.2", "8.5"),
+     ("fern", "1", "1.0", "1.0", "12.0"), ("fern", "2", "1.5", "1.2", "13.0")),
+    Location(sheet="plants", cells="A1:E6"))
+
+
+@pytest.mark.parametrize(("question", "op", "value"), [
+    ("How many tulips are in the plants data?", "count", 3),  # the value selecting the rows is what they are
+    ("How many points does the fern group have in the plants data?", "count", 2),  # data points are its rows
+    ("What is the mean Y of the tulip group in the plants data?", "avg", 4.0),  # a column named by one capital
+    ("Which group has the widest leaves on average in the plants data?", "top max", "tulip"),  # widest: leafWidth
+    ("Which group has the longest leaves on average in the plants data?", "top max", "fern"),
+])
+def test_a_data_files_rows_columns_and_measures_as_people_name_them(tmp_path, question, op, value):
+    query, result = _plans(tmp_path, [("plants.csv", PLANTS)], question)
+    assert query is not None and query.op == op, query and query.sql
+    row = _row(result)
+    if isinstance(value, str):
+        assert row["label"] == value, row
+    else:
+        assert row.get("count", row.get("value")) == pytest.approx(value), row
+
+
+def test_a_word_beginning_like_a_month_is_no_period():
+    from agentic_rag.tables.plan import TableAsk, _named_by_period_only
+    ask = TableAsk.of("What were the sepals of the alpha group like, on average?")
+    assert not _named_by_period_only(ask, "sepalWidth")  # "sep" begins "sepal", it is no September
+    assert _named_by_period_only(TableAsk.of("What were sales in March 2022?"), "Returns March 2022")
+
+
+SALES_LOG = DataTable(
+    "sales", "sales", ("date", "rep", "region", "amount"),
+    (("2022-01-03", "Ana", "East", "120"), ("2022-01-04", "Ben", "West", "340"), ("2022-01-05", "Ana", "East", "90"),
+     ("2022-01-06", "Cy", "East", "410"), ("2022-01-07", "Ben", "West", "75"), ("2022-01-10", "Ana", "East", "260")),
+    Location(sheet="sales", cells="A1:D7"))
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("How many different reps appear in the sales data?", 3),  # each name once, not its six rows
+    ("How many reps sold in the East region?", 2),
+    ("How many sales exceeded 200?", 3),  # "exceed" bounds the amount
+    ("On how many days did the amount exceed 100 in the sales data?", 4),
+])
+def test_counts_of_names_and_of_rows_over_a_bound(tmp_path, question, expected):
+    query, result = _plans(tmp_path, [("sales.csv", SALES_LOG)], question)
+    assert query is not None and query.op == "count" and result.rows[0][0] == expected, query and query.sql
+
+
+def test_the_three_highest_asks_for_three_rows(tmp_path):
+    query, result = _plans(tmp_path, [("sales.csv", SALES_LOG)], "What were the three highest amounts in the sales data?")
+    assert query is not None and [r[-1] for r in result.rows] == [410, 340, 260], query and query.sql
+
+
+def test_how_much_longer_one_group_than_another_is_the_difference_of_their_averages(tmp_path):
+    query, result = _plans(tmp_path, [("plants.csv", PLANTS)],
+                           "How much longer are fern leaves than tulip leaves on average in the plants data?")
+    assert query is not None and _row(result)["difference"] == pytest.approx(12.5 - 8.5), query and query.sql
