@@ -60,7 +60,8 @@ _MOST_CHANGED = re.compile(r"\b(?:highest|largest|biggest|greatest|most|stronges
                            r"drop|rise|gain|fall|change|improvement|jump|loss)\b", re.I)
 _FALLING = re.compile(r"\b(?:declin\w*|decreas\w*|drop\w*|fall\w*|fell|los[st]\w*|shr[iu]nk\w*|contract\w*)\b", re.I)
 _WHICH = re.compile(r"\b(?:which|what|who)\b[^?]{0,60}?\b(?:has|had|have|was|were|is|are|with|saw|recorded|shows?|"
-                    r"got|received|did|does|do)\b|\b(?:which|what)\s+\w+(?:\s+\w+)?\s+(?:has|had|was|is|recorded)\b|^which\b|"
+                    r"got|received|did|does|do)\b|\b(?:which|what)\s+\w+(?:\s+\w+)?\s+(?:has|had|was|is|recorded)\b|"
+                    r"(?:^|[,;:]\s*)(?:(?:in|on|at|for|during|from)\s+)?which\b|"
                     r"\bwhich\s+\w+\s*(?:[,?]|$|and\b)",
                     re.I)
 _BETWEEN = re.compile(r"\bfrom\b.+\bto\b|\bbetween\b.+\band\b|\bcompar|\bversus\b|\bvs\.?|\bdifference\b|"
@@ -222,6 +223,8 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         best: TableQuery | None = None
         if not _names_held(asked, table, values.get(table.table_id, {})):
             continue  # a name the question gives (a company, a place) is not this table's document's
+        if _lacks_year(asked, table, values.get(table.table_id, {})):
+            continue  # "the Books category's revenue in 2008" from a pivot of 2005 to 2007
         ask = asked.seen_by(table)
         bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table) - PART_WEIGHT * _of_a_part(ask, table)
         own = values.get(table.table_id, {})
@@ -232,10 +235,34 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
                       _filtered_lookup(ask, table, own), _text_lookup(ask, table, layout)):
             if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
                 best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
+        if best is not None and best.op == "lookup" and asked.op in ("sum", "avg") and _YEARS_SPANNED.search(question):
+            continue  # "the combined revenue over 2005 to 2007": one year's cell is not it
         if best is not None and (best.op != "lookup" or _reads_what_is_asked(asked, best)) \
                 and not _named_elsewhere(asked, best, layout):
             out.append(best)
     return sorted(out, key=lambda q: -q.score)
+
+
+SEEN_VALUES = 500  # a text column with this many distinct values may hold more than the planner was given
+
+
+def _lacks_year(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> bool:
+    """Whether the question names years none of which the table shows (title, headers, labels, cells or file name,
+    "FY22" and "'22" included) while it shows others, and it has no column of dates or years that could hold one:
+    its figures are of other periods. A table that shows no year at all is not of another period: the question's
+    year may only say which study or report it is ("Burtin's 1951 data")."""
+    if not ask.years or any(len(cells) >= SEEN_VALUES for cells in values.values()):
+        return False
+    if _time_column(table, values) is not None or any(forms_of(identifier_text(c.name)) & _DATED
+                                                       for c in table.columns):
+        return False
+    text = " ".join([table.title, table.note, table.name, table.file_name, *(c.name for c in table.columns),
+                     *table.labels, *(v for cells in values.values() for v in cells)])
+    shown = set(_YEAR.findall(text))
+    if not shown:
+        return False
+    return not any(year in shown or re.search(r"(?:\bFY\s?|['’])" + year[2:] + r"\b", text, re.I)
+                   for year in ask.years)
 
 
 def _reads_what_is_asked(ask: TableAsk, query: TableQuery) -> bool:
@@ -965,12 +992,13 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
             if counted is not None else False
         rows_named = counted is not None and (counted.met(names) or any(
             not c.numeric and meets(counted.forms, name_forms(c.name) - _GENERIC) for c in table.columns))
-        # "how many species", "how many different reps": a column of their names counts each name once, however
-        # many rows (flowers, sales) it has; a table named for what is counted counts its rows
+        # "how many species", "how many different reps": a data file's column of their names counts each name
+        # once, however many rows (flowers, sales) it has; a table named for what is counted counts its rows. (A
+        # document's table names each row once in its first column: "U.S. RETAIL STORES" heads the kinds of store.)
         named_by = [i for i, c in enumerate(table.columns) if not c.numeric and counted is not None
                     and meets(counted.forms, name_forms(c.name) - _GENERIC)]
         if len(named_by) == 1 and not counted.met(names) and not _rows_are(counted, table) \
-                and not _MORE.search(ask.text) and (table.location.sheet is not None or not _has_periods(table)):
+                and not _MORE.search(ask.text) and table.location.sheet is not None:
             col = _q(table.columns[named_by[0]].sql)
             sql = f'SELECT count(DISTINCT {col}) AS "count" FROM {source}{where}'
             return TableQuery(table, sql, "count", f"different {table.columns[named_by[0]].name}" +
@@ -1234,13 +1262,30 @@ def _filters(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]
     for column, condition in _number_filters(ask, table, used):
         conditions.append(condition)
         used.add(column)
-    time = _time_column(table, values) if dates and len(ask.points) == 1 else None
+    span = _YEARS_SPANNED.search(ask.text) if dates and ask.op not in ("change", "ratio") else None
+    time = _time_column(table, values) if dates and (len(ask.points) == 1 or span) else None
     if time is not None and time[0] not in used and not _has_periods(table):
-        condition = _at(table, time, ask.points[0])
+        condition = _between(table, time, span.group("a"), span.group("b")) if span else \
+            _at(table, time, ask.points[0])
         if condition is not None:
             conditions.append(condition)
             used.add(time[0])
     return conditions, used
+
+
+def _between(table: TableInfo, time: tuple[int, str], first: str, last: str) -> str | None:
+    """The condition selecting the rows of the years first to last, both included."""
+    column, kind = time
+    name = _q(table.columns[column].sql)
+    if int(first) > int(last):
+        return None
+    if kind == "year":
+        return f"{name} BETWEEN {first} AND {last}"
+    if kind == "year text":
+        return f"{name} BETWEEN {_literal(first)} AND {_literal(last)}"  # four digits: text orders as numbers
+    if kind == "date":
+        return f"{name} >= {_literal(first)} AND {name} < {_literal(str(int(last) + 1))}"
+    return None
 
 
 def _has_periods(table: TableInfo) -> bool:
@@ -1581,7 +1626,10 @@ def _comparisons(ask: TableAsk, table: TableInfo | None = None) -> list[tuple[st
     """(SQL operator, number) for "below 3000", "more than 20"; a number with a scale word ("over $300 million")
     in the table's own units (its figures may be printed in millions)."""
     out = [("<" if m.group("sign").lower() == "negative" else ">", "0") for m in _SIGN.finditer(ask.text)]
+    spans = [y.start("a") for y in _YEARS_SPANNED.finditer(ask.text)]
     for m in _COMPARE.finditer(ask.text):
+        if m.start("n") in spans:
+            continue  # "over 2005 to 2007": a span of years, not a bound
         n = "0" if m.group("n").lower() == "zero" else m.group("n").replace(",", "")
         if m.group("scale"):
             value = float(n) * _SCALE_WORDS[m.group("scale").lower()] / (table.scale if table else 1.0)
@@ -1656,6 +1704,9 @@ def _asks_sum(ask: TableAsk, column: str) -> bool:
 # -- two groups of rows compared: "the IT department's total budget against HR's" --------------------------------
 
 _FROM_TO = re.compile(r"\bfrom\b.+\bto\b", re.IGNORECASE)
+# "over 2005 to 2007", "from 2019 through 2021", "2005-2007", "between 2010 and 2012": the years of a span
+_YEARS_SPANNED = re.compile(r"(?<!\d)(?P<a>(?:19|20)\d\d)\s*(?:-|–|—|to|through|thru|until|and)\s*(?P<b>(?:19|20)\d\d)(?!\d)",
+                            re.IGNORECASE)
 _AGGREGATE_WORD = (("max", re.compile(r"\b(?:max(?:imum)?|highest|largest|biggest|peak)\b", re.I)),
                    ("min", re.compile(r"\b(?:min(?:imum)?|lowest|smallest)\b", re.I)),
                    ("avg", re.compile(r"\b(?:average|mean|avg)\b", re.I)))

@@ -1037,3 +1037,53 @@ def test_how_much_longer_one_group_than_another_is_the_difference_of_their_avera
     query, result = _plans(tmp_path, [("plants.csv", PLANTS)],
                            "How much longer are fern leaves than tulip leaves on average in the plants data?")
     assert query is not None and _row(result)["difference"] == pytest.approx(12.5 - 8.5), query and query.sql
+
+
+CHART = DataTable("slide 2 table 1", "Units by region", ("Category", "Units"),
+                  (("North", "4.1"), ("South", "7.6"), ("East", "2.2"), ("West", "5.0")), Location(slide=2))
+
+
+def test_which_after_a_leading_phrase_still_asks_for_the_row(tmp_path):
+    query, result = _plans(tmp_path, [("deck.pptx", CHART)], "In the units chart, which region sold the most?")
+    assert query is not None and query.op.startswith("top") and result.rows[0][1] == "South", query and query.sql
+
+
+PIVOT = DataTable("Sheet4", "Sheet4", ("Row Labels", "Sum of Cost", "Sum of Revenue"),  # years nested under each
+                  (("Books", "2,000,000", "2,620,585"), ("2005", "990,000", "1,300,000"),
+                   ("2006", "1,010,000", "1,320,585"), ("Music", "1,000,000", "1,405,000"),
+                   ("2005", "490,000", "700,000"), ("2006", "510,000", "705,000")),
+                  Location(sheet="Sheet4", cells="A3:C9"))
+BY_YEAR = DataTable("Sheet5", "Sheet5", ("Row Labels", "2005 Sum of Revenue", "2006 Sum of Revenue"),
+                    (("Books", "1,300,000", "1,320,585"), ("Music", "700,000", "705,000")),
+                    Location(sheet="Sheet5", cells="A3:C5"))
+
+
+def test_a_table_showing_none_of_the_years_asked_does_not_answer_for_them(tmp_path):
+    files = [("sales.xlsx", PIVOT), ("sales.xlsx", BY_YEAR)]
+    query, _ = _plans(tmp_path, files, "How much revenue did the Books category bring in during 2008?")
+    assert query is None  # the pivot's total is of other years; the yearly table has no 2008
+    query, result = _plans(tmp_path, files, "How much revenue did the Books category bring in during 2006?")
+    assert query is not None and result.rows[0][-1] == 1320585, query and query.sql
+
+
+YEARLY = DataTable("Sheet1", "Sheet1", ("Year", "Category", "Revenue"),
+                   (("2019", "Lighting", "100"), ("2020", "Lighting", "120"), ("2021", "Lighting", "150"), ("2022", "Lighting", "90"),
+                    ("2019", "Furniture", "300"), ("2020", "Furniture", "310"), ("2021", "Furniture", "330")),
+                   Location(sheet="Sheet1", cells="A1:C8"))
+YEAR_COLUMNS = DataTable("Sheet2", "Sheet2", ("Category", "2019 Revenue", "2020 Revenue", "2021 Revenue"),
+                         (("Lighting", "100", "120", "150"), ("Furniture", "300", "310", "330")),
+                         Location(sheet="Sheet2", cells="A1:D3"))
+
+
+@pytest.mark.parametrize("question", ["What was the combined revenue of the Furniture category over 2019 to 2021?",
+                                      "What was the total revenue of Furniture from 2019 through 2021?"])
+def test_a_total_over_a_span_of_years_adds_each_year_of_it(tmp_path, question):
+    # "over 2019" is no bound on the revenue, and one year's cell is not the total
+    query, result = _plans(tmp_path, [("sales.xlsx", YEARLY), ("sales.xlsx", YEAR_COLUMNS)], question)
+    assert query is not None and query.op == "sum" and result.rows[0][0] == 940, query and query.sql
+
+
+def test_a_year_is_no_period_of_a_table_that_shows_none(tmp_path):
+    # the year says which study it is; the table of that study prints no period to contradict it
+    query, result = _plans(tmp_path, [("plants.csv", PLANTS)], "How many tulips were in the 1936 plants data?")
+    assert query is not None and result.rows[0][0] == 3, query and query.sql
