@@ -995,8 +995,11 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         # "how many species", "how many different reps": a data file's column of their names counts each name
         # once, however many rows (flowers, sales) it has; a table named for what is counted counts its rows. (A
         # document's table names each row once in its first column: "U.S. RETAIL STORES" heads the kinds of store.)
+        # (not a column of dates: "how many deaths" counts the rows of a "death_date" column, not its days)
         named_by = [i for i, c in enumerate(table.columns) if not c.numeric and counted is not None
-                    and meets(counted.forms, name_forms(c.name) - _GENERIC)]
+                    and meets(counted.forms, name_forms(c.name) - _GENERIC)
+                    and not forms_of(identifier_text(c.name)) & _DATED
+                    and not any(_DATE.match(v) for v in values.get(i, ())[:20])]
         if len(named_by) == 1 and not counted.met(names) and not _rows_are(counted, table) \
                 and not _MORE.search(ask.text) and table.location.sheet is not None:
             col = _q(table.columns[named_by[0]].sql)

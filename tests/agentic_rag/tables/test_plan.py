@@ -1087,3 +1087,13 @@ def test_a_year_is_no_period_of_a_table_that_shows_none(tmp_path):
     # the year says which study it is; the table of that study prints no period to contradict it
     query, result = _plans(tmp_path, [("plants.csv", PLANTS)], "How many tulips were in the 1936 plants data?")
     assert query is not None and result.rows[0][0] == 3, query and query.sql
+
+
+EVENTS = DataTable("events", "events", ("name", "death_date", "type"),
+                   (("A", "1992-04-30", "Homicide"), ("B", "1992-04-30", "Homicide"), ("C", "1992-05-01", "Other"),
+                    ("D", "1992-05-01", "Homicide")), Location(sheet="events", cells="A1:C5"))
+
+
+def test_deaths_counted_by_a_column_of_their_dates_are_its_rows(tmp_path):
+    query, result = _plans(tmp_path, [("events.csv", EVENTS)], "How many deaths in the events data were homicides?")
+    assert query is not None and result.rows[0][0] == 3, query and query.sql  # not the 2 days they fell on
