@@ -23,6 +23,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run"]
 READY_SECONDS = 90  # server start; the first run after a fresh clone also exports the ONNX model (later)
 STEP_MS = 120_000  # one ingest or one offline answer on a 2-core machine, with margin
+SHOT_MS = 120_000  # a screenshot first waits for the page's fonts, which a loaded 2-core machine took over 30 s to give
 
 
 def _require_chromium() -> None:

@@ -21,6 +21,7 @@ from tests.helpers.browser import (
     ARTIFACTS,
     CHROMIUM,
     CHROMIUM_ARGS,
+    SHOT_MS,
     STEP_MS,
     _require_chromium,
     _settle,
@@ -124,7 +125,7 @@ def _record(key: str, value) -> None:
 
 def _shot(page, name: str) -> None:
     _settle(page)
-    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True, timeout=SHOT_MS)
 
 
 def _keeps_originals() -> bool:

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from tests.helpers.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, STEP_MS, _settle, streamlit_app
+from tests.helpers.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, SHOT_MS, STEP_MS, _settle, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -23,7 +23,7 @@ QUESTION = "Who supplied the heat pumps?"
 
 def _shot(page, name: str) -> None:
     _settle(page)
-    page.screenshot(path=str(ARTIFACTS / f"chats-{name}.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / f"chats-{name}.png"), full_page=True, timeout=SHOT_MS)
 
 
 @pytest.fixture(scope="module")

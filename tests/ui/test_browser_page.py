@@ -12,7 +12,16 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.helpers.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, STEP_MS, _require_chromium, _settle, streamlit_app
+from tests.helpers.browser import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    SHOT_MS,
+    STEP_MS,
+    _require_chromium,
+    _settle,
+    streamlit_app,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -48,7 +57,7 @@ def _env(data) -> dict:
 
 def _shot(page, name: str) -> None:
     _settle(page)
-    page.screenshot(path=str(ARTIFACTS / f"page-{name}.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / f"page-{name}.png"), full_page=True, timeout=SHOT_MS)
 
 
 def test_no_request_leaves_the_machine_while_the_page_is_used(tmp_path):
