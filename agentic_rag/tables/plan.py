@@ -106,6 +106,9 @@ def asks_reason(question: str) -> bool:
     return bool(_REASON.search(question)) and not re.search(r"\bhow many\b|\bnumber of\b", question, re.I)
 
 
+_PER_UNIT = re.compile(r"\bper\s+[\w-]+", re.IGNORECASE)  # "per share", "per unit": a unit, not a thing named
+
+
 @dataclass(frozen=True)
 class TableAsk:
     """What a question asks of a table: the operation, the years it names, its weighted concepts."""
@@ -126,8 +129,10 @@ class TableAsk:
         tax rates", "Total revenue") names a thing, it asks for no calculation."""
         if self.op == "lookup":
             return self
-        names = forms_of(f"{table.title} {table.name} {_stem_words(table.file_name)} "
-                         f"{' '.join(c.name for c in table.columns)}")
+        # a header's bracketed note and a unit "per ..." name no thing of the table: "(Dollars in millions,
+        # except per share data)" makes "what share of net sales" no lookup of a "share"
+        headers = " ".join(_BRACKETED.sub(" ", c.name) for c in table.columns)
+        names = forms_of(_PER_UNIT.sub(" ", f"{table.title} {table.name} {_stem_words(table.file_name)} {headers}"))
         # A row label counts when the question names all of it and more than the operation word ("Total
         # revenue"), not a bare "Total" row, which is what a computed total leaves out.
         for label in table.labels:
@@ -390,8 +395,9 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
     """A row x column lookup (or a change between two periods of a row) in a table whose first column labels
     its rows."""
     counted = ask.op == "count" and not _MORE.search(ask.text)  # "how many light vans": a row's count, if named
+    pairs = _pairs(table) and ask.op in ("lookup", "count")
     if ask.op == "avg" or ask.op == "count" and not counted or not table.labels \
-            or not any(c.numeric for c in table.columns[1:]) \
+            or not (pairs or any(c.numeric for c in table.columns[1:])) \
             or table.columns[0].numeric:  # a first column of figures (cycles, measurements) labels no rows
         return None
     if ask.op in ("max", "min") and ask.which:
@@ -418,6 +424,7 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
         column = column if column is not None else whole[0] if len(whole) == 1 else None
         period = _period_columns(ask, table)
         column = period[0] if period and len(period) == 1 else column
+        column = 1 if column is None and pairs else column
         if column is None:
             return None
         return _lookup(ask, table, row, column, match)
@@ -440,6 +447,10 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
     named = [r for r, score in rows if score >= NAMED_ROW
              and "".join(re.findall(r"[a-z0-9]+", table.labels[r - 1].lower())) not in stem]
     named = _parts(named, table, layout) if ask.op in ("sum", "avg") else named
+    if ask.op == "lookup" and len(period) <= 1:
+        across = _under_each(ask, table, rows, layout)
+        if across:  # "appliances, counting both Domestic and International": the row under each, added up
+            ask, named = replace(ask, op="sum"), across
     if ask.op in ("sum", "avg") and len(named) >= 2 and len(period) <= 1:
         column = period[0] if period else _named_column(ask, table)
         return _rows_total(ask, table, sorted(named), column, match, layout) if column is not None else None
@@ -449,9 +460,45 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
         if len(period) >= 2:
             return _change(table, row, period[:2], match, _THAN.search(ask.text) is not None)
     column = period[0] if period else _named_column(ask, table)
+    column = 1 if column is None and pairs and not period and match >= NAMED_ROW else column
     if column is None:
         return None
     return _lookup(ask, table, row, column, match)
+
+
+def _pairs(table: TableInfo) -> bool:
+    """A table of name | value pairs (a slide's or a form's "Status Code | 200", "Referer | http://..."): two
+    columns, neither numeric as a whole, each row naming one thing once. The value of the row a question names
+    is its answer, a number or not."""
+    return len(table.columns) == 2 and not table.columns[0].numeric and not table.columns[1].numeric \
+        and len(table.labels) == table.n_rows and len(set(table.labels)) == len(table.labels)
+
+
+# a question asking for each figure apart, not one figure across parts
+_APART = re.compile(r"\b(?:each|respectively|separately|apart|vs\.?|versus|compare[ds]?|comparison|between|"
+                    r"difference|differ|ratio|share|were|are)\b", re.IGNORECASE)
+
+
+def _under_each(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], layout: Layout) -> list[int]:
+    """The rows of the label the question names best, when that label stands under two or more headings and the
+    question names every one of them ("revenue from appliances in fiscal 2023, counting both Domestic and
+    International": Appliances under "Domestic:" and under "International:"). One figure asked across the parts
+    a statement prints apart is their sum; a question naming one heading reads its row, one asking for each figure
+    ("were", "respectively", "compare") none. [] otherwise."""
+    sections = layout.sections or {}
+    if not rows or not sections or _APART.search(ask.text):
+        return []
+    best = rows[0][1]
+    label = " ".join(table.labels[rows[0][0] - 1].lower().split())
+    same = [r for r, score in rows if score >= best - 1e-9 and " ".join(table.labels[r - 1].lower().split()) == label]
+    headings = [sections.get(r, "") for r in same]
+    if len(same) < 2 or not all(headings) or len(set(headings)) < len(headings):
+        return []
+    for heading in headings:
+        words = [f for f in (forms_of(w.lower()) for w in re.findall(r"[A-Za-z0-9]+", heading)) if f - _GENERIC]
+        if not words or not all(f & ask.forms for f in words):
+            return []
+    return sorted(same)
 
 
 def _blocks_change(ask: TableAsk, table: TableInfo, layout: Layout) -> TableQuery | None:
@@ -534,6 +581,10 @@ def _lookup(ask: TableAsk, table: TableInfo, row: int, column: int, match: float
                       score=1.0 + match + COLUMN_WEIGHT * _column_match(ask, table, column))
 
 
+# the whole a share is of: the row named right after it is the denominator
+_WHOLE_OF = re.compile(r"\b(?:share|proportion|percent(?:age)?|fraction|part)\s+of\b", re.IGNORECASE)
+
+
 def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], period: list[int],
            match: float) -> TableQuery | None:
     """One figure divided by another, in the order the question names them: two rows in one column ("Consumer
@@ -543,6 +594,10 @@ def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], perio
         if column is None:
             return None
         first, second = sorted((r for r, _ in rows[:2]), key=lambda r: _mentioned_at(ask.text, table.labels[r - 1]))
+        whole = _WHOLE_OF.search(ask.text)
+        if whole and _mentioned_at(ask.text, table.labels[first - 1]) >= whole.end() \
+                and _mentioned_at(ask.text, table.labels[second - 1]) > whole.end():
+            first, second = second, first  # "what share of net sales was gross profit": the part over the whole
         cells = [(first, column), (second, column)]
     elif len(period) == 2:
         cells = [(rows[0][0], period[0]), (rows[0][0], period[1])]
@@ -738,8 +793,13 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
     if dated:  # "fiscal 2022 (January 28, 2023)": the column of the day it names, whatever year it says first
         return dated
     out = []
+    # the month of a whole date ("fiscal 2023 (year ended January 28, 2023)") is that date's, not a month asked
+    # for: in a table of years it names no column of its own
+    in_dates = set(asked) - set(periods_of(_FULL_DATE.sub(" ", ask.text)))
     for period in asked:
         columns = [i for i, c in enumerate(table.columns) if i and c.numeric and period in periods_of(c.name, header=True)]
+        if not columns and period in in_dates and period.startswith("m") and len(asked) > 1:
+            continue
         if not columns and re.fullmatch(r"\d{4}q[1-4]", period):
             columns = _quarter_by_year(table, period) or _spanned_quarter(table, period)
         columns = [i for i in columns if not _compares_years(table.columns[i].name)]  # not "2018 vs. 2017"

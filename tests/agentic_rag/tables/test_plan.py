@@ -847,6 +847,55 @@ def test_a_sum_of_rows_under_two_headings_adds_the_rows_not_the_headings_totals(
     assert "Appliances (Domestic), Appliances (International)" in query.what
 
 
+def test_one_figure_asked_across_every_heading_it_names_adds_that_row_under_each(tmp_path):
+    # no sum word: "counting both Domestic and International" names both headings of one label; the whole date
+    # glossing the fiscal year names no month column of its own
+    asked = ("How much revenue did Best Buy make from appliances in fiscal 2023 (year ended January 28, 2023), "
+             "counting both Domestic and International?")
+    query, result = _plans(tmp_path, [("BESTBUY_2023_10K.pdf", SEGMENT_CATEGORIES)], asked)
+    assert query.op == "sum" and query.rows == (3, 7) and result.rows[0][0] == 6381 + 355
+    # one heading named: that row alone; each figure asked for ("were ... revenues"): no sum of them
+    for sub, asked in (("a", "How much appliances revenue did the International segment make in fiscal 2023?"),
+                       ("b", "What were the Domestic and International appliances revenues in fiscal 2023?")):
+        (tmp_path / sub).mkdir()
+        query, result = _plans(tmp_path / sub, [("BESTBUY_2023_10K.pdf", SEGMENT_CATEGORIES)], asked)
+        assert query is None or query.op != "sum", (asked, query.what)
+        if sub == "a":
+            assert query.rows == (7,) and result.rows[0][2] == 355
+
+
+def test_a_table_of_name_value_pairs_reads_the_value_of_the_row_the_question_names(tmp_path):
+    # a slide's spec table: its values are numbers and words, so neither column is numeric as a whole
+    spec = DataTable("slide 4 table 1", "Pump P-200", ("Property", "Value"),
+                     (("Model", "P-200 Compact"), ("Flow rate", "12 m3/h"), ("Impellers", "3"),
+                      ("Supplier", "Nordvarme AS")), Location(slide=4))
+    for sub, asked, expected in (("a", "What is the flow rate of the P-200 pump?", "12 m3/h"),
+                                 ("b", "How many impellers does the P-200 have?", "3"),
+                                 ("c", "Who supplies the pump?", "Nordvarme AS"),
+                                 ("d", "What is the pump's noise level?", None)):
+        (tmp_path / sub).mkdir()
+        query, result = _plans(tmp_path / sub, [("pump_review.pptx", spec)], asked)
+        if expected is None:  # a row the table does not have: no cell of another
+            assert query is None, (asked, query.what)
+            continue
+        assert query.op == "lookup" and str(_row(result)["value"]) == expected, (asked, query and query.what)
+
+
+def test_a_unit_in_a_header_s_note_is_no_name_that_turns_a_share_into_a_lookup(tmp_path):
+    results = DataTable("p. 1 table 1", "Fourth quarter results", ("(Dollars in millions, except per share data)",
+                                                                     "2022", "2021"),
+                        (("Net sales", "2,729.4", "2,492.2"), ("Gross profit", "1,065.9", "963.4"),
+                         ("Diluted earnings per share", "6.68", "5.41")), Location(page=1))
+    # the part it asks the share of is in no row: nothing to compute, not the whole's own figure
+    query, _ = _plans(tmp_path, [("ULTABEAUTY_2023Q4_EARNINGS.pdf", results)],
+                      "What share of Ulta Beauty's fiscal 2022 net sales came from nail products?")
+    assert query is None, query.what
+    (tmp_path / "b").mkdir()
+    query, result = _plans(tmp_path / "b", [("ULTABEAUTY_2023Q4_EARNINGS.pdf", results)],
+                           "What share of Ulta Beauty's 2022 net sales was gross profit?")
+    assert query.op == "ratio" and abs(_row(result)["ratio"] - 1065.9 / 2729.4) < 1e-4, query.what
+
+
 def test_a_row_without_the_name_the_question_gives_is_not_read_when_other_rows_carry_that_name(tmp_path):
     summary = DataTable(
         "p. 35 table 1", "Five-Year Financial Summary", ("(Amounts in millions)", "2018", "2017"),
