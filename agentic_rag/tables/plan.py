@@ -583,6 +583,7 @@ def _lookup(ask: TableAsk, table: TableInfo, row: int, column: int, match: float
 
 # the whole a share is of: the row named right after it is the denominator
 _WHOLE_OF = re.compile(r"\b(?:share|proportion|percent(?:age)?|fraction|part)\s+of\b", re.IGNORECASE)
+_TO = re.compile(r"\bto\b", re.IGNORECASE)
 
 
 def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], period: list[int],
@@ -595,9 +596,11 @@ def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], perio
             return None
         first, second = sorted((r for r, _ in rows[:2]), key=lambda r: _mentioned_at(ask.text, table.labels[r - 1]))
         whole = _WHOLE_OF.search(ask.text)
-        if whole and _mentioned_at(ask.text, table.labels[first - 1]) >= whole.end() \
-                and _mentioned_at(ask.text, table.labels[second - 1]) > whole.end():
-            first, second = second, first  # "what share of net sales was gross profit": the part over the whole
+        at = (_mentioned_at(ask.text, table.labels[first - 1]), _mentioned_at(ask.text, table.labels[second - 1]))
+        if whole and at[0] >= whole.end() and at[1] > whole.end() and not _TO.search(ask.text[at[0]:at[1]]):
+            # "what share of net sales was gross profit": the part over the whole ("percentage of debt to
+            # equity" keeps its order)
+            first, second = second, first
         cells = [(first, column), (second, column)]
     elif len(period) == 2:
         cells = [(rows[0][0], period[0]), (rows[0][0], period[1])]

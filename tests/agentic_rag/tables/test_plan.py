@@ -894,6 +894,10 @@ def test_a_unit_in_a_header_s_note_is_no_name_that_turns_a_share_into_a_lookup(t
     query, result = _plans(tmp_path / "b", [("ULTABEAUTY_2023Q4_EARNINGS.pdf", results)],
                            "What share of Ulta Beauty's 2022 net sales was gross profit?")
     assert query.op == "ratio" and abs(_row(result)["ratio"] - 1065.9 / 2729.4) < 1e-4, query.what
+    (tmp_path / "c").mkdir()  # "X to Y" keeps its order after "percentage of"
+    query, result = _plans(tmp_path / "c", [("ULTABEAUTY_2023Q4_EARNINGS.pdf", results)],
+                           "What was the percentage of net sales to gross profit in 2022?")
+    assert query.op == "ratio" and abs(_row(result)["ratio"] - 2729.4 / 1065.9) < 1e-4, query.what
 
 
 def test_a_row_without_the_name_the_question_gives_is_not_read_when_other_rows_carry_that_name(tmp_path):
