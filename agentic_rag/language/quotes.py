@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from agentic_rag.language.concepts import MEASURES, Concept, coverage, forms_of, has_number, near, query_concepts
-from agentic_rag.language.text import asked_years, numbers, sentences, unwrap, years_in
+from agentic_rag.language.text import STOPWORDS, asked_years, numbers, sentences, unwrap, years_in
 from agentic_rag.tables.plan import other_quarter, quarters_of
 from agentic_rag.types import ContextBlock
 
@@ -86,6 +86,8 @@ class Window:
     focused: bool = True  # holds (or its headings do) one of the words saying what is asked for, if any
     near: bool = False  # states a number right next to what is asked for
     named: bool = True  # its document's passages hold every name and number of the question
+    sibling: bool = False  # names a sibling of a name the question gives ("chief executive" for "chief financial")
+    worded: bool = True  # holds a word of the question besides its names and numbers
     names: frozenset[str] = frozenset()  # the question's names and numbers the window itself holds
     score: float = 0.0
 
@@ -188,6 +190,8 @@ def score_windows(ask: Ask, windows: Sequence[Window], passages) -> list[Window]
         w = replace(w, own=coverage(ask.concepts, own_forms, names, NAME_CREDIT),
                     context=coverage(ask.concepts, own_forms | around), number=number,
                     focused=not ask.focus or any(c.met(own_forms | label) for c in ask.focus),
+                    sibling=_sibling(ask.text, w.text),
+                    worded=any(c.met(own_forms) for c in ask.concepts if not c.specific),
                     near=number and _near(ask, w), named=passages.named(ask, w.block.chunk.doc_id),
                     names=frozenset(c.text for c in ask.concepts if c.specific and c.met(own_forms)))
         scored.append(replace(w, score=_score(ask, w)))
@@ -222,17 +226,45 @@ def passes(gate: Gate, ask: Ask, window: Window) -> bool:
     and be close to the question in meaning (cosine) unless its words leave no doubt (gate.strong_own); or,
     worded differently, be closer still in meaning (gate.paraphrase_*);
     a window whose document does not hold every name of the question (they are found in other documents) must
-    itself hold gate.min_own_unnamed of the question; "how many / how much" wants a number.
+    itself hold gate.min_own_unnamed of the question; "how many / how much" wants a number; a window naming a
+    sibling of a name the question gives ("chief executive officer" for "chief financial officer") never passes.
     """
-    if not (window.number or not ask.counts):
+    if not (window.number or not ask.counts) or window.sibling:
         return False
     own = gate.min_own if window.named else gate.min_own_unnamed
     if (window.focused and window.own >= own and window.context >= gate.min_context
             and (window.cosine is None or window.cosine >= gate.min_cosine or window.own >= gate.strong_own)):
         return True
     cosine = window.cosine or 0.0
-    return (window.named and cosine >= gate.paraphrase_cosine and window.own >= gate.paraphrase_own
+    # a paraphrase says what is asked in other words, but some of its own: a sentence holding only the names the
+    # question gives ("Ulta Beauty's annual revenue ..." for "Who is Ulta Beauty's chief financial officer?") is
+    # close to any question about them
+    return (window.named and window.worded and cosine >= gate.paraphrase_cosine and window.own >= gate.paraphrase_own
             and window.context >= gate.paraphrase_context and (window.focused or cosine >= gate.unfocused_cosine))
+
+
+def _words(text: str) -> list[str]:
+    return [w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
+            for w in re.findall(r"[a-z]+", text.lower())]
+
+
+def _sibling(question: str, text: str) -> bool:
+    """Whether `text` names a sibling of a three-word name the question gives: its first and last words with
+    another word between them, in one phrase (no comma or other mark between), and the question's middle word
+    nowhere in it ("chief executive officer" for "chief financial officer"; "national, evolving program" lists,
+    it names no sibling of "national disability program"). Such a passage is about something else, however many
+    of the question's words it holds."""
+    asked = _words(question)
+    held = forms_of(text)
+    for a, b, c in zip(asked, asked[1:], asked[2:], strict=False):
+        if min(len(a), len(b), len(c)) < 3 or {a, b, c} & STOPWORDS or forms_of(b) & held:
+            continue
+        for phrase in re.split(r"[^\w\s'’]+", text):
+            said = _words(phrase)
+            if any(x == a and z == c and y != b and y not in STOPWORDS
+                   for x, y, z in zip(said, said[1:], said[2:], strict=False)):
+                return True
+    return False
 
 
 def _near(ask: Ask, w: Window) -> bool:

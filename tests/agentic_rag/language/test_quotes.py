@@ -144,3 +144,33 @@ def test_how_soon_asks_for_a_time_so_the_sentence_stating_one_is_quoted(question
 def test_questions_asking_a_date_an_amount_or_a_measure_want_a_number(question):
     from agentic_rag.language.quotes import Ask
     assert Ask.of(question).wants_number
+
+
+def test_a_sibling_of_a_title_the_question_gives_is_not_its_answer(fake_embedder):
+    release = [_block(1, make_chunk("o", "orbis_release.pdf", "Revenue grew 9% in the year, said Dana Whitfield, "
+                                    "chief executive officer of Orbis. The board met in March.", page=1))]
+    # "chief executive officer" holds two of "chief financial officer"'s three words, in place: another office
+    assert _quotes("Who is Orbis's chief financial officer?", "fact", release, fake_embedder) == []
+    assert "Dana Whitfield" in _quotes("Who is Orbis's chief executive officer?", "fact", release, fake_embedder)[0][1]
+    cfo = [_block(1, make_chunk("o", "orbis_release.pdf", "Marco Lind, chief financial officer of Orbis, presented "
+                                "the accounts.", page=1))]
+    assert "Marco Lind" in _quotes("Who is Orbis's chief financial officer?", "fact", cfo, fake_embedder)[0][1]
+
+
+class _SameMeaning:
+    """An embedder to which every text means the same (cosine 1): only the words decide."""
+
+    def embed(self, texts):
+        return np.ones((len(texts), 4)) / 2.0
+
+    def embed_query(self, text):
+        return np.ones(4) / 2.0
+
+
+def test_a_sentence_holding_only_the_names_the_question_gives_is_no_paraphrase_of_its_answer():
+    news = [_block(1, make_chunk("o", "orbis_news.pdf", "Orbis Nordic reported record results for the year.", page=2))]
+    # close in meaning to any question about Orbis Nordic, but none of what is asked is in it
+    assert _quotes("Who is Orbis Nordic's auditor?", "fact", news, _SameMeaning()) == []
+    audit = [_block(1, make_chunk("o", "orbis_news.pdf", "Orbis Nordic's accounts were examined by Kessel & Berg, "
+                                  "whose audit opinion was unqualified.", page=2))]
+    assert "Kessel & Berg" in _quotes("Who is Orbis Nordic's auditor?", "fact", audit, _SameMeaning())[0][1]
