@@ -99,6 +99,19 @@ def tracebacks(log: str) -> list[str]:
     return [b for b in blocks if _RACED_CLICK not in b and not (_SOCKET_GONE in b and _server_only(b))]
 
 
+def request_problems(page) -> list[str]:
+    """Keep every request of the page that failed and every response with an error status, as lines to print.
+
+    A tab whose lazily loaded script chunk failed to arrive keeps its widgets as grey placeholders for good (the
+    browser remembers the failed module until the page reloads), which is what a CI tab showed twice; these lines
+    say which file failed and how."""
+    problems: list[str] = []
+    page.on("requestfailed", lambda r: problems.append(f"failed: {r.method} {r.url} ({r.failure})"))
+    page.on("response", lambda r: problems.append(f"status {r.status}: {r.request.method} {r.url}")
+            if r.status >= 400 else None)
+    return problems
+
+
 def _settle(page) -> None:
     """Wait until the script run is over (the running indicator is gone), so no faded element is left."""
     page.wait_for_timeout(300)

@@ -25,6 +25,7 @@ from tests.helpers.browser import (
     STEP_MS,
     _require_chromium,
     _settle,
+    request_problems,
     streamlit_app,
     tracebacks,
 )
@@ -271,6 +272,7 @@ def test_evaluate_page_runs_the_bundled_sample(server, browser):
     """The sample runs in a library of its own: the user's four documents stay four."""
     url, _, log = server
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems = request_problems(page)  # printed with a failure: a font or script that never came
     try:
         page.goto(url)
         sidebar = page.get_by_test_id("stSidebar")
@@ -291,6 +293,7 @@ def test_evaluate_page_runs_the_bundled_sample(server, browser):
         page.get_by_text("Confidence:").wait_for(timeout=10_000)
         _shot(page, "10-evaluate-reasoning.png")
     finally:
+        print("requests that failed:", problems or "none")
         page.close()
     server_log = log.read_text()
     assert not tracebacks(server_log)
@@ -298,10 +301,12 @@ def test_evaluate_page_runs_the_bundled_sample(server, browser):
     assert "No runtime found" not in server_log
 
 
-def _drawn_or_reload(page, locator, shot: str) -> None:
+def _drawn_or_reload(page, locator, shot: str, problems: list[str]) -> None:
     """Wait for the locator on a freshly opened tab; if the page is not drawn within STEP_MS, keep a screenshot and
     the page's text in test-artifacts/ and reload once, as a person would, then wait again (a second miss fails
-    with what the page said). A CI run on a loaded 2-core machine once waited 120 s for the uploader of a new tab."""
+    with what the page said). A CI run on a loaded 2-core machine once waited 120 s for the uploader of a new tab:
+    its texts were drawn and its widgets were grey placeholders, which is what one failed script chunk gives (a
+    test that aborts one shows the same); `problems` (request_problems) says which requests failed."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
@@ -309,8 +314,9 @@ def _drawn_or_reload(page, locator, shot: str) -> None:
         return
     except PlaywrightTimeout:
         _shot(page, shot)
-        (ARTIFACTS / (shot + ".txt")).write_text(page.inner_text("body")[:4000])
-        print(f"\nthe tab was not drawn within {STEP_MS} ms; reloading once (see test-artifacts/{shot})")
+        failed = "\n".join(problems) or "no request failed"
+        (ARTIFACTS / (shot + ".txt")).write_text(f"{failed}\n\n{page.inner_text('body')[:4000]}")
+        print(f"\nthe tab was not drawn within {STEP_MS} ms; reloading once (see test-artifacts/{shot}):\n{failed}")
     page.reload()
     try:
         locator.wait_for(state="attached", timeout=STEP_MS)
@@ -334,10 +340,11 @@ def test_a_documents_outline_opens_its_sections_and_the_suggestions_fit_the_libr
         doc.add_paragraph(body)
     doc.save(plan)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems = request_problems(page)
     page.goto(url)
     sidebar = page.get_by_test_id("stSidebar")
     uploader = page.locator("[data-testid='stFileUploader'] input[type='file']")
-    _drawn_or_reload(page, uploader, "08-outline-not-drawn.png")
+    _drawn_or_reload(page, uploader, "08-outline-not-drawn.png", problems)
     uploader.set_input_files([plan], timeout=STEP_MS)
     sidebar.get_by_text("rollout_plan.docx — indexed").first.wait_for(timeout=STEP_MS)
     # The empty chat suggests what this library answers well: a summary (of each document, or of one when the
