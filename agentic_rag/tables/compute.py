@@ -285,8 +285,12 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
     if query is not None and query.op == "ratio" and rows:
         row = dict(zip(names, rows[0], strict=True))
         first, second = query.what.split(" to ", 1)
-        return [f"{first}: {figure(row['from'])}; {second}: {figure(row['to'])}; ratio {shown(row['from'])} / "
-                f"{shown(row['to'])} = {shown(row['ratio'])}"]
+        # a part of a whole also as the percentage people ask it in ("effective tax rate": 0.204, 20.4%)
+        share = f" ({shown(round(row['ratio'] * 100, 2))}%)" if isinstance(row["ratio"], (int, float)) \
+            and 0 < abs(row["ratio"]) < 1 else ""
+        named = f"{query.named}: " if query.named else ""  # "operating margin: Operating income, 2021: ..."
+        return [f"{named}{first}: {figure(row['from'])}; {second}: {figure(row['to'])}; ratio {shown(row['from'])} / "
+                f"{shown(row['to'])} = {shown(row['ratio'])}{share}"]
     if query is not None and query.op == "series" and rows:
         row = dict(zip(names, rows[0], strict=True))
         span = query.what.rsplit(", ", 1)

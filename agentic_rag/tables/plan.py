@@ -20,7 +20,16 @@ from dataclasses import dataclass, replace
 from advanced_retrieval.tables import TableInfo
 from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, abbreviated, forms_of, query_concepts
-from agentic_rag.tables.words import contracted, contracts, identifier_text, measure_nouns, meets, name_forms, named_by
+from agentic_rag.tables.words import (
+    contracted,
+    contracts,
+    identifier_text,
+    measure_nouns,
+    meets,
+    name_forms,
+    named_by,
+    verb_nouns,
+)
 
 _FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with"})
 CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the question ranks a change it cannot compute
@@ -109,6 +118,20 @@ def asks_reason(question: str) -> bool:
 _PER_UNIT = re.compile(r"\bper\s+[\w-]+", re.IGNORECASE)  # "per share", "per unit": a unit, not a thing named
 
 
+# Figures defined as a ratio of two others, as filings and analysts use the names: (name, part, whole)
+_DEFINED = ((re.compile(r"\boperating\s+(?:profit\s+)?margin\b", re.I), "operating income", "revenues"),
+            (re.compile(r"\bgross\s+(?:profit\s+)?margin\b", re.I), "gross profit", "revenues"),
+            (re.compile(r"\b(?:net\s+(?:profit\s+)?|(?<!operating\s)(?<!gross\s)profit\s+)margin\b", re.I), "net income",
+             "revenues"),
+            (re.compile(r"\beffective\s+(?:income\s+)?tax\s+rate\b", re.I), "income tax expense",
+             "income before income taxes"))
+
+
+def _defined_name(text: str) -> str:
+    """The name of the defined ratio the question asks ("operating margin"), as it writes it."""
+    return next((m.group(0) for m in (pattern.search(text) for pattern, _, _ in _DEFINED) if m), "")
+
+
 @dataclass(frozen=True)
 class TableAsk:
     """What a question asks of a table: the operation, the years it names, its weighted concepts."""
@@ -126,7 +149,12 @@ class TableAsk:
 
     def seen_by(self, table: TableInfo) -> TableAsk:
         """The ask as this table reads it: an operation word that is part of the table's own names ("Average
-        tax rates", "Total revenue") names a thing, it asks for no calculation."""
+        tax rates", "Total revenue") names a thing, it asks for no calculation. A ratio named by its definition
+        ("operating margin", "effective tax rate") that the table does not print is worked out from the rows its
+        definition names."""
+        defined = self._defined(table)
+        if defined is not None:
+            return defined.seen_by(table)
         if self.op == "lookup":
             return self
         # a header's bracketed note and a unit "per ..." name no thing of the table: "(Dollars in millions,
@@ -145,6 +173,24 @@ class TableAsk:
         if words and all(forms_of(w) & names for w in words):
             return replace(self, op="lookup", change=False)
         return self
+
+    def _defined(self, table: TableInfo) -> TableAsk | None:
+        """The ask rewritten as the ratio a named figure is defined as, when the question names one ("operating
+        margin": operating income to revenues), asks no ratio in words of its own, and the table prints no row or
+        column of that name (then it is a figure to read)."""
+        if self.op == "ratio" or _WHOLE_OF.search(self.text) or _AS_PART_OF.search(self.text):
+            return None
+        for pattern, part, whole in _DEFINED:
+            m = pattern.search(self.text)
+            if not m:
+                continue
+            name = forms_of(m.group(0)) - _GENERIC
+            printed = [forms_of(x) for x in (*table.labels, *(c.name for c in table.columns), table.title)]
+            if any(name <= words for words in printed):
+                return None
+            text = f"{self.text[:m.start()]}ratio of {part} to {whole}{self.text[m.end():]}"
+            return replace(TableAsk.of(text), figures=self.figures)
+        return None
 
     @classmethod
     def of(cls, question: str) -> TableAsk:
@@ -181,6 +227,7 @@ class TableQuery:
     rows: tuple[int, ...] = ()  # the source rows it reads (1-based), () for "the rows its filter selects"
     filters: str = ""  # the WHERE clause, when the rows are those a filter selects
     score: float = 0.0
+    named: str = ""  # the figure the question named by its definition ("operating margin"), worked out here
 
 
 def plan(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mapping[int, Sequence[str]]],
@@ -230,6 +277,8 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
             continue  # a name the question gives (a company, a place) is not this table's document's
         if _lacks_year(asked, table, values.get(table.table_id, {})):
             continue  # "the Books category's revenue in 2008" from a pivot of 2005 to 2007
+        if _FULL_YEAR_ASKED.search(question) and _part_year_only(table):
+            continue  # "the full year 2022" from a quarterly report's three and six months
         ask = asked.seen_by(table)
         bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table) - PART_WEIGHT * _of_a_part(ask, table)
         own = values.get(table.table_id, {})
@@ -240,6 +289,8 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
                       _filtered_lookup(ask, table, own), _text_lookup(ask, table, layout)):
             if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
                 best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
+        if best is not None and ask.text != asked.text and best.op == "ratio":
+            best = replace(best, named=_defined_name(asked.text))
         if best is not None and best.op == "lookup" and asked.op in ("sum", "avg") and _YEARS_SPANNED.search(question):
             continue  # "the combined revenue over 2005 to 2007": one year's cell is not it
         if best is not None and (best.op != "lookup" or _reads_what_is_asked(asked, best)) \
@@ -270,6 +321,19 @@ def _lacks_year(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[s
                    for year in ask.years)
 
 
+_FULL_YEAR_ASKED = re.compile(r"\b(?:full|whole|entire)[- ]year\b|\bannual(?!\s+report)\b", re.IGNORECASE)
+# a span shorter than a year printed over a statement's columns
+_PART_YEAR = re.compile(r"\b(?:three|3|six|6|nine|9|thirteen|13|twenty[- ]six|26|thirty[- ]nine|39)[- ](?:months?|weeks?)\b|"
+                        r"\bquarters?\b", re.IGNORECASE)
+
+
+def _part_year_only(table: TableInfo) -> bool:
+    """Whether a table's headers (its label column's and title included) print only spans shorter than a year
+    ("Three months ended June 30, Six months ended June 30"): none of its figures is a whole year's."""
+    text = " ".join([table.title, table.note, *(c.name for c in table.columns)])
+    return bool(_PART_YEAR.search(text)) and not _YEAR_SPAN.search(text)
+
+
 def _reads_what_is_asked(ask: TableAsk, query: TableQuery) -> bool:
     """Whether a single cell's row, column or table names what the question asks for ("what [learning rate
     schedule] does BERT use?"): a row matched only by a name ("BERT (Single)") in a column the question does not
@@ -277,7 +341,8 @@ def _reads_what_is_asked(ask: TableAsk, query: TableQuery) -> bool:
     focus = [c for c in ask.concepts if c.focus and not c.specific and not c.forms <= _GENERIC | _VAGUE]
     table = query.table
     held = forms_of(f"{query.what} {table.title} {table.note} {table.name} {_stem_words(table.file_name)}")
-    return not focus or any(c.met(held) for c in focus)
+    # "how much did it sell in Europe": a table of sales ("Supplementary Sales Data") reads what it sold
+    return not focus or any(c.met(held) or verb_nouns(c.text) & held for c in focus)
 
 
 def _named_elsewhere(ask: TableAsk, query: TableQuery, layout: Layout) -> bool:
@@ -442,6 +507,11 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
         return _ratio(ask, table, rows, period, match)
     if ask.op == "change" and len(rows) >= 2 and len(period) == 1:
         return _compare_rows(table, [r for r, _ in rows[:2]], period[0], match)
+    if ask.op == "change" and len(rows) >= 2 and not period and _MORE_THAN.search(ask.text):
+        # "how much higher was Florida's violent crime rate than New York's": one column, two rows, subtracted
+        column = _named_column(ask, table)
+        if column is not None and rows[1][1] >= NAMED_ROW:
+            return _rows_change(ask, table, [r for r, _ in rows[:2]], column, match)
     # the rows it names, not one that is the document's own company ("PepsiCo's four divisions")
     stem = _file_tokens(table.file_name)
     named = [r for r, score in rows if score >= NAMED_ROW
@@ -584,6 +654,13 @@ def _lookup(ask: TableAsk, table: TableInfo, row: int, column: int, match: float
 # the whole a share is of: the row named right after it is the denominator
 _WHOLE_OF = re.compile(r"\b(?:share|proportion|percent(?:age)?|fraction|part)\s+of\b", re.IGNORECASE)
 _TO = re.compile(r"\bto\b", re.IGNORECASE)
+_AS_PART_OF = re.compile(r"\bas\s+(?:an?\s+)?(?:share|proportion|percent(?:age)?|fraction|part|%)\s+of\b", re.IGNORECASE)
+
+
+def _said_by(label: str, said: frozenset[str]) -> float:
+    """The share of a label's words (other than words naming nothing in particular) among `said`."""
+    words = forms_of(label) - _GENERIC
+    return len(words & said) / len(words) if words else 0.0
 
 
 def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], period: list[int],
@@ -594,10 +671,18 @@ def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], perio
         column = period[0] if len(period) == 1 else _named_column(ask, table) if not period else None
         if column is None:
             return None
-        first, second = sorted((r for r, _ in rows[:2]), key=lambda r: _mentioned_at(ask.text, table.labels[r - 1]))
+        first, second = _in_order(ask.text, table, [r for r, _ in rows[:2]])
         whole = _WHOLE_OF.search(ask.text)
         at = (_mentioned_at(ask.text, table.labels[first - 1]), _mentioned_at(ask.text, table.labels[second - 1]))
-        if whole and at[0] >= whole.end() and at[1] > whole.end() and not _TO.search(ask.text[at[0]:at[1]]):
+        part = _AS_PART_OF.search(ask.text)
+        if part:
+            # "income tax expense as a share of income before tax": the row the words before "as a share of"
+            # name best over the row the words after it name best (labels sharing words are told apart so)
+            before, after = forms_of(ask.text[:part.start()]), forms_of(ask.text[part.end():])
+            if _said_by(table.labels[second - 1], before) + _said_by(table.labels[first - 1], after) > \
+                    _said_by(table.labels[first - 1], before) + _said_by(table.labels[second - 1], after):
+                first, second = second, first
+        elif whole and at[0] >= whole.end() and at[1] > whole.end() and not _TO.search(ask.text[at[0]:at[1]]):
             # "what share of net sales was gross profit": the part over the whole ("percentage of debt to
             # equity" keeps its order)
             first, second = second, first
@@ -627,7 +712,7 @@ def _period_span(ask: TableAsk, table: TableInfo) -> list[int]:
     table has each month of it once; [] otherwise."""
     m = _SPAN.search(ask.text)
     if not m:
-        return []
+        return _quarter_span(ask, table)
     first, last = _MONTHS[m.group("a")[:3].lower()], _MONTHS[m.group("b")[:3].lower()]
     if first >= last:
         return []
@@ -641,8 +726,35 @@ def _period_span(ask: TableAsk, table: TableInfo) -> list[int]:
     return out
 
 
+_QUARTER_SPAN = re.compile(r"\bfrom\s+(?P<a>\S+(?:\s+(?:19|20)\d\d)?)\s+(?:to|through|thru|until)\s+"
+                           r"(?P<b>\S+(?:\s+(?:19|20)\d\d)?)", re.IGNORECASE)
+
+
+def _quarter_span(ask: TableAsk, table: TableInfo) -> list[int]:
+    """The quarter columns of a span the question writes ("from 2Q20 through 1Q21", "from Q3 2021 to Q2 2022"),
+    each quarter of it once in the table, in time order; [] otherwise."""
+    m = _QUARTER_SPAN.search(ask.text)
+    ends = [next((p for p in periods_of(m.group(g)) if re.fullmatch(r"\d{4}q[1-4]", p)), None) for g in "ab"] \
+        if m else [None]
+    if None in ends:
+        return []
+    (y1, q1), (y2, q2) = ((int(p[:4]), int(p[-1])) for p in ends)
+    first, last = y1 * 4 + q1 - 1, y2 * 4 + q2 - 1
+    if not 0 < last - first < 12:
+        return []
+    out = []
+    for n in range(first, last + 1):
+        quarter = f"{n // 4}q{n % 4 + 1}"
+        columns = [i for i, c in enumerate(table.columns) if i and c.numeric
+                   and quarter in periods_of(c.name, header=True)]
+        if len(columns) != 1:
+            return []
+        out.append(columns[0])
+    return out
+
+
 def _row_span(ask: TableAsk, table: TableInfo, row: int, columns: list[int], match: float) -> TableQuery:
-    """One row's figures over a span of month columns, added up (averaged when the question says average)."""
+    """One row's figures over a span of month (quarter) columns, added up (averaged when the question says average)."""
     cells = " + ".join(_q(table.columns[i].sql) for i in columns)
     function = "avg" if ask.op == "avg" else "sum"
     value = f"({cells}) / {len(columns)}" if function == "avg" else f"({cells})"
@@ -683,6 +795,18 @@ def _mentioned_at(text: str, label: str) -> int:
     lowered = text.lower()
     spots = [lowered.find(w.lower()) for w in re.findall(r"[A-Za-z]{3,}", label)]
     return min((s for s in spots if s >= 0), default=len(text))
+
+
+def _in_order(text: str, table: TableInfo, rows: list[int]) -> list[int]:
+    """Two rows in the order the question names them, each placed by the words of its label the other's lacks
+    ("operating income to operating revenues": "income" before "revenues"), else by its first word named."""
+    a, b = (table.labels[r - 1] for r in rows[:2])
+    words = [set(re.findall(r"[a-z]{3,}", x.lower())) for x in (a, b)]
+    spots = [_mentioned_at(text, " ".join(own - other)) if own - other else len(text)
+             for own, other in ((words[0], words[1]), (words[1], words[0]))]
+    if spots[0] == spots[1]:
+        spots = [_mentioned_at(text, a), _mentioned_at(text, b)]
+    return list(rows[:2]) if spots[0] <= spots[1] else [rows[1], rows[0]]
 
 
 _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
@@ -790,8 +914,8 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
     column "Mar"), quarters ("Q3"); none named: []. None when a named period has no column, or two (the
     table's header is ambiguous)."""
     asked = periods_of(ask.text)
-    if not asked:
-        return []
+    if not asked or _undated(table):
+        return []  # (a table that shows no period anywhere: the question's year says which data, "the 2009 data")
     dated = _dated_columns(ask, table)
     if dated:  # "fiscal 2022 (January 28, 2023)": the column of the day it names, whatever year it says first
         return dated
@@ -822,6 +946,18 @@ def _period_columns(ask: TableAsk, table: TableInfo) -> list[int] | None:
             return None
         out.append(columns[0])
     return list(dict.fromkeys(out))  # "December 31, 2022" names its year and its month: one column
+
+
+def _undated(table: TableInfo) -> bool:
+    """A table of things each named once whose title, headers and labels show no period, with no column of dates
+    or years ("statecrime": a state per row, its rates): a year the question gives cannot pick a column or a row
+    of it, and only says which data it is."""
+    if len(set(table.labels)) != len(table.labels) or len(table.labels) < table.n_rows:
+        return False
+    if any(forms_of(identifier_text(c.name)) & _DATED for c in table.columns):
+        return False
+    text = " ".join([table.title, table.note, table.name, *(c.name for c in table.columns), *table.labels])
+    return not _YEAR.search(text) and not any(periods_of(c.name, header=True) for c in table.columns[1:])
 
 
 # a header spanning a whole year: "Twelve months ended December 31, 2022", "Year Ended", "Fiscal Year 2022"
@@ -948,6 +1084,24 @@ def _compare_rows(table: TableInfo, rows: list[int], column: int, match: float) 
            f'WHERE "_row" IN ({first}, {second}) ORDER BY "_row"')
     what = f"{table.columns[column].name}: {table.labels[first - 1]} and {table.labels[second - 1]}"
     return TableQuery(table, sql, "rows", what, (column,), (first, second), score=1.2 + match)
+
+
+# a difference asked between two things: "how much higher/more/less ... than", "how much bigger"
+_MORE_THAN = re.compile(r"\bhow\s+(?:much|many)\s+(?:more|less|fewer|higher|lower|bigger|smaller|larger|greater|"
+                        r"longer|shorter|heavier|lighter|older|younger)\b.*\bthan\b", re.IGNORECASE)
+
+
+def _rows_change(ask: TableAsk, table: TableInfo, rows: list[int], column: int, match: float) -> TableQuery:
+    """The difference between two rows' cells of one column, in the order the question names them: "A's ... than
+    B's" is A less B ("from A to B" runs from A)."""
+    first, second = _in_order(ask.text, table, rows)
+    new, old = (second, first) if _FROM_TO.search(ask.text) else (first, second)
+    col, source = _q(table.columns[column].sql), _q(table.physical)
+    sql = (f'SELECT a.v AS "from", b.v AS "to", b.v - a.v AS difference, round((b.v - a.v) / abs(a.v) * 100, 2) '
+           f'AS percent_change FROM (SELECT {col} AS v FROM {source} WHERE "_row" = {old}) a, '
+           f'(SELECT {col} AS v FROM {source} WHERE "_row" = {new}) b')
+    what = f"{table.columns[column].name}, {table.labels[old - 1]} to {table.labels[new - 1]}"
+    return TableQuery(table, sql, "change", what, (column,), (old, new), score=1.2 + match)
 
 
 def _two_periods(ask: TableAsk, table: TableInfo) -> list[int]:
@@ -1273,7 +1427,9 @@ def _top(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]], c
     where = " AND ".join([*filters, *rows, f"{col} IS NOT NULL", *([exclude] if exclude else [])])
     said = f"{'highest' if ask.op == 'max' else 'lowest'} {table.columns[column].name}" + _said(filters)
     if grouped:
-        function = "avg" if _AVERAGE.search(ask.text) else "sum"
+        # a length, an age, a rate is not added up over a group's rows: "the penguin with the longest flippers"
+        # is the row with the most, and its species the group with the largest single value
+        function = "avg" if _AVERAGE.search(ask.text) else ask.op if _intensive(ask, table, column) else "sum"
         sql = (f'SELECT min("_row") AS "_row", {key} AS label, {function}({col}) AS value, count({col}) AS "rows" '
                f"FROM {source} WHERE {where} GROUP BY label ORDER BY value {order} LIMIT {ask.top}")
         said = f"{said}, {function} by {key_name}"
@@ -1282,6 +1438,21 @@ def _top(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]], c
                f"ORDER BY {col} {order} LIMIT {ask.top}")
     return TableQuery(table, sql, f"top {ask.op}", said, (label_index, column), (), f" WHERE {where}",
                       1.1 + 0.3 * len(filters) + (0.2 if grouped else 0.0))
+
+
+_INTENSIVE = re.compile(r"\b(?:longest|shortest|tallest|heaviest|lightest|oldest|youngest|fastest|slowest|widest|"
+                        r"narrowest|deepest|shallowest|hottest|coldest|warmest|coolest|wettest|driest|richest|"
+                        r"poorest|cheapest|dearest|strongest|weakest|loudest|brightest|thickest|thinnest)\b",
+                        re.IGNORECASE)
+_RATE_HEADER = re.compile(r"\b(?:rate|ratio|per|percent(?:age)?|pct|share|average|avg|mean|median|margin|price|"
+                          r"index|score|age|expectancy)\b|%|percap", re.IGNORECASE)
+
+
+def _intensive(ask: TableAsk, table: TableInfo, column: int) -> bool:
+    """Whether the ranked figure is a property of each row (a length, a rate, a price), which a group's rows do
+    not add up to: the question ranks by a measure adjective ("longest"), or the column is a rate or a share."""
+    c = table.columns[column]
+    return bool(_INTENSIVE.search(ask.text) or c.unit == "%" or _RATE_HEADER.search(identifier_text(c.name)))
 
 
 def _which(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]],
@@ -1323,7 +1494,8 @@ def _filters(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]
                 chosen[key] = (i, len(cells))
     for key, (i, _) in sorted(chosen.items(), key=lambda kv: kv[1][0]):
         best = max((v for v in values[i] if v.casefold() == key), key=len)
-        conditions.append(f"{_q(table.columns[i].sql)} = {_literal(best)}")
+        # "setting General Motors aside", "other than Europe": the rows of every other value
+        conditions.append(f"{_q(table.columns[i].sql)} {'<>' if _excluded(ask.text, best) else '='} {_literal(best)}")
         used.add(i)
     for column, condition in _number_filters(ask, table, used):
         conditions.append(condition)
@@ -1337,6 +1509,20 @@ def _filters(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]
             conditions.append(condition)
             used.add(time[0])
     return conditions, used
+
+
+_EXCLUDING = re.compile(r"\b(?:excluding|exclude|except(?:\s+for)?|other\s+than|apart\s+from|aside\s+from|besides|"
+                        r"not\s+counting|leaving\s+out|leaving|setting|putting|ignoring|without)\s+(?:the\s+)?$",
+                        re.IGNORECASE)
+_ASIDE = re.compile(r"^(?:'s)?\s+(?:aside|apart|out)\b", re.IGNORECASE)
+
+
+def _excluded(text: str, value: str) -> bool:
+    """Whether the question names `value` to leave its rows out: "excluding X", "other than X", "X aside"."""
+    at = text.lower().find(value.lower())
+    if at < 0:
+        return False
+    return bool(_EXCLUDING.search(text[max(0, at - 30):at]) or _ASIDE.match(text[at + len(value):]))
 
 
 def _between(table: TableInfo, time: tuple[int, str], first: str, last: str) -> str | None:

@@ -114,3 +114,22 @@ def measure_nouns(text: str) -> frozenset[str]:
     """The forms of the nouns the measure adjectives of `text` name ("widest" -> "width")."""
     nouns = " ".join(_MEASURE_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _MEASURE_WORDS)
     return forms_of(nouns) if nouns else frozenset()
+
+
+# The noun a verb of business names ("how much did it sell": its sales; "what did it earn": its earnings), for a
+# table that prints the noun in its title or labels. English derivation of these verbs only, not a thesaurus.
+_VERB_NOUNS = {"sell": "sales", "sold": "sales", "sells": "sales", "earn": "earnings", "earned": "earnings",
+               "earns": "earnings", "spend": "spending", "spent": "spending", "produce": "production",
+               "produced": "production", "employ": "employees", "employed": "employees", "employs": "employees",
+               "invest": "investment", "invested": "investment", "pay": "payments", "paid": "payments",
+               "grow": "growth", "grew": "growth", "lose": "loss", "lost": "loss", "ship": "shipments",
+               "shipped": "shipments", "deliver": "deliveries", "delivered": "deliveries", "generate": "generation",
+               "generated": "generation", "consume": "consumption", "consumed": "consumption",
+               "borrow": "borrowings", "borrowed": "borrowings", "acquire": "acquisitions",
+               "acquired": "acquisitions", "repurchase": "repurchases", "repurchased": "repurchases"}
+
+
+def verb_nouns(text: str) -> frozenset[str]:
+    """The forms of the nouns the business verbs of `text` name ("sell" -> "sales")."""
+    nouns = " ".join(_VERB_NOUNS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _VERB_NOUNS)
+    return forms_of(nouns) if nouns else frozenset()

@@ -1150,3 +1150,126 @@ EVENTS = DataTable("events", "events", ("name", "death_date", "type"),
 def test_deaths_counted_by_a_column_of_their_dates_are_its_rows(tmp_path):
     query, result = _plans(tmp_path, [("events.csv", EVENTS)], "How many deaths in the events data were homicides?")
     assert query is not None and result.rows[0][0] == 3, query and query.sql  # not the 2 days they fell on
+
+
+def test_a_year_that_only_names_the_data_does_not_hide_a_table_that_shows_no_period(tmp_path):
+    # one state per row, rates in columns, no date anywhere: "the 2009 data" says which data, not which column
+    crime = DataTable("statecrime", "statecrime", ("state", "violent", "murder", "poverty"),
+                      (("Alabama", "459.9", "7.1", "17.5"), ("Florida", "612.6", "5.5", "14.9"),
+                       ("New York", "385.5", "4.0", "14.2"), ("Texas", "491.4", "5.4", "17.2")), Location(sheet="statecrime"))
+    query, result = _plans(tmp_path, [("statecrime.csv", crime)], "What was the murder rate in Texas in the 2009 data?")
+    assert query.op == "lookup" and _row(result)["value"] == 5.4
+    # a table that prints its years still needs the one asked
+    dated = DataTable("p. 3 table 1", "Rates", ("State", "2019", "2020"), (("Texas", "5.0", "5.8"),), Location(page=3))
+    (tmp_path / "b").mkdir()
+    query, _ = _plans(tmp_path / "b", [("rates.pdf", dated)], "What was the rate in Texas in 2009?")
+    assert query is None
+
+
+def test_how_much_higher_one_row_is_than_another_is_their_difference_in_the_column_named(tmp_path):
+    crime = DataTable("statecrime", "statecrime", ("state", "violent", "murder"),
+                      (("Alabama", "459.9", "7.1"), ("Florida", "612.6", "5.5"), ("New York", "385.5", "4.0")),
+                      Location(sheet="statecrime"))
+    query, result = _plans(tmp_path, [("statecrime.csv", crime)],
+                           "How much higher was Florida's violent crime rate than New York's?")
+    assert query.op == "change" and round(_row(result)["difference"], 1) == 227.1  # Florida less New York
+    (tmp_path / "b").mkdir()
+    query, result = _plans(tmp_path / "b", [("statecrime.csv", crime)],
+                           "How much lower was the murder rate in New York than in Alabama?")
+    assert query.op == "change" and round(_row(result)["difference"], 1) == -3.1  # New York less Alabama
+
+
+def test_a_value_the_question_sets_aside_is_left_out_not_selected(tmp_path):
+    rows = [("General Motors", "1954", "1486.7"), ("US Steel", "1954", "459.3"), ("General Electric", "1954", "189.6"),
+            ("US Steel", "1953", "645.5"), ("General Motors", "1953", "1304.4")]
+    panel = DataTable("grunfeld", "grunfeld", ("firm", "year", "invest"), tuple(rows), Location(sheet="grunfeld"))
+    for sub, asked in (("a", "Setting General Motors aside, which firm invested the most in 1954?"),
+                       ("b", "Excluding General Motors, which firm invested the most in 1954?"),
+                       ("c", "Which firm other than General Motors invested the most in 1954?")):
+        (tmp_path / sub).mkdir()
+        query, result = _plans(tmp_path / sub, [("grunfeld.csv", panel)], asked)
+        assert _row(result)["label"] == "US Steel" and _row(result)["value"] == 459.3, (asked, query.sql)
+    (tmp_path / "d").mkdir()
+    query, result = _plans(tmp_path / "d", [("grunfeld.csv", panel)], "How much did General Motors invest in 1954?")
+    assert _row(result)["value"] == 1486.7
+
+
+def test_a_length_or_a_rate_ranks_groups_by_their_largest_row_never_by_their_sum(tmp_path):
+    # many Adelie rows add up to more than the few Gentoo ones; the longest flipper is a Gentoo's
+    rows = [("Adelie", "190")] * 6 + [("Gentoo", "231"), ("Gentoo", "215")]
+    penguins = DataTable("penguins", "penguins", ("species", "flipper_length_mm"), tuple(rows), Location(sheet="penguins"))
+    query, result = _plans(tmp_path, [("penguins.csv", penguins)],
+                           "Which species does the penguin with the longest flippers belong to?")
+    assert _row(result)["label"] == "Gentoo" and _row(result)["value"] == 231
+    # an amount is still added up over the group's rows
+    sales = DataTable("sales", "sales", ("region", "sales"), (("East", "100"), ("East", "100"), ("West", "150")),
+                      Location(sheet="sales"))
+    (tmp_path / "b").mkdir()
+    query, result = _plans(tmp_path / "b", [("sales.csv", sales)], "Which region had the highest sales?")
+    assert _row(result)["label"] == "East" and _row(result)["value"] == 200
+
+
+def test_a_share_of_named_as_x_as_a_share_of_y_divides_x_by_y_even_when_their_labels_share_words(tmp_path):
+    taxes = DataTable("p. 14 table 2", "Income taxes", ("label", "Three months ended June 30, 2022"),
+                      (("Income before income tax expense", "10,865"), ("Income tax expense", "2,216")),
+                      Location(page=14))
+    query, result = _plans(tmp_path, [("JPMORGAN_2022Q2_10Q.pdf", taxes)],
+                           "What was the effective tax rate in 2Q22, i.e. income tax expense as a share of income "
+                           "before tax?")
+    assert query.op == "ratio" and round(_row(result)["ratio"], 3) == 0.204
+    # the passage states the part of the whole as the percentage it is asked in, too
+    from agentic_rag.tables.compute import _result_lines
+
+    assert "= 0.204 (20.4%)" in _result_lines(query, result)[0]
+
+
+def test_a_span_of_quarters_adds_up_the_row_s_quarter_columns_from_the_first_to_the_last(tmp_path):
+    highlights = DataTable("p. 3 table 1", "Financial highlights", ("label", "1Q21", "4Q20", "3Q20", "2Q20", "1Q20"),
+                           (("Total net revenue", "32,266", "29,335", "29,255", "33,075", "28,286"),
+                            ("Net income", "14,300", "12,136", "9,443", "4,687", "2,865")), Location(page=3))
+    query, result = _plans(tmp_path, [("JPMORGAN_2021Q1_10Q.pdf", highlights)],
+                           "Add up net income for the four quarters from 2Q20 through 1Q21. What's the total?")
+    assert _row(result)["value"] == 14300 + 12136 + 9443 + 4687
+
+
+def test_a_figure_defined_as_a_ratio_is_worked_out_from_its_rows_unless_the_table_prints_it(tmp_path):
+    statement = DataTable("p. 63 table 1", "Consolidated Statements of Operations",
+                          ("label", "For the Years Ended December 31, 2021", "For the Years Ended December 31, 2020"),
+                          (("Operating revenues", "3,930", "3,777"), ("Operation and maintenance", "1,777", "1,622"),
+                           ("Operating income", "1,196", "1,248"), ("Income before income taxes", "1,397", "885"),
+                           ("Provision for income taxes", "134", "176")), Location(page=63))
+    query, result = _plans(tmp_path, [("AMERICANWATERWORKS_2021_10K.pdf", statement)],
+                           "What was American Water's operating margin in 2021?")
+    # operating income over revenues, not revenues over income (their labels share "operating")
+    assert query.op == "ratio" and round(_row(result)["ratio"], 3) == round(1196 / 3930, 3)
+    from agentic_rag.tables.compute import _result_lines
+
+    assert _result_lines(query, result)[0].startswith("operating margin: Operating income")  # what it worked out
+    printed = DataTable("p. 40 table 1", "Key figures", ("label", "2021"),
+                        (("Operating revenues", "3,930"), ("Operating income", "1,196"), ("Operating margin", "30.1")),
+                        Location(page=40))
+    (tmp_path / "b").mkdir()
+    query, result = _plans(tmp_path / "b", [("report.pdf", printed)], "What was the operating margin in 2021?")
+    assert query.op == "lookup" and _row(result)["value"] == 30.1  # printed: read, not recomputed
+
+
+def test_a_verb_of_business_reads_the_table_of_its_noun(tmp_path):
+    sales = DataTable("p. 9 table 1", "Supplementary Sales Data", ("(Dollars in Millions)", "2023", "2022"),
+                      (("U.S.", "11,744", "10,931"), ("Europe", "5,590", "6,022")), Location(page=9))
+    query, result = _plans(tmp_path, [("JNJ_8K.pdf", sales)], "How much did the company sell in Europe in 2023?")
+    assert query.op == "lookup" and _row(result)["value"] == 5590
+
+
+def test_a_full_year_is_not_read_from_a_table_of_quarters_and_half_years(tmp_path):
+    quarterly = DataTable("p. 5 table 1", "Selected income statement data",
+                          ("Three months ended June 30, Six months ended June 30, As of", "2022", "2021"),
+                          (("Total net revenue", "30,715", "30,479"),), Location(page=5))
+    query, _ = _plans(tmp_path, [("JPMORGAN_2022Q2_10Q.pdf", quarterly)],
+                      "What total net revenue did JPMorgan report for the full year 2022?")
+    assert query is None  # a quarterly report holds no year's figure
+    yearly = DataTable("p. 40 table 1", "Selected data", ("Year ended December 31,", "2022", "2021"),
+                       (("Total net revenue", "128,695", "121,649"),), Location(page=40))
+    (tmp_path / "b").mkdir()
+    query, result = _plans(tmp_path / "b", [("JPMORGAN_2022_10K.pdf", yearly)],
+                           "What total net revenue did JPMorgan report for the full year 2022?")
+    assert _row(result)["value"] == 128695
