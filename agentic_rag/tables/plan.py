@@ -871,6 +871,8 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         if score and heading:
             under = [f for f in (forms_of(w.lower()) for w in re.findall(r"[A-Za-z0-9]+", heading)) if f - _GENERIC]
             named = sum(1 for f in under if f & asked)
+            if f" {' '.join(re.findall(r'[a-z0-9]+', heading.lower()))} " in written:
+                named = len(under)  # written out in full ("MGM China's casino revenue"), its company's name too
             # a heading the question names in part, whose other words it does not say, is a variant it did not
             # ask for ("Table Games Hold Adjusted Las Vegas Strip Resorts Same-Store" for "Las Vegas Strip
             # Resorts net revenues"): its unnamed words count against the row as much as its named ones for it

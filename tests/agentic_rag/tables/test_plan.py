@@ -1273,3 +1273,14 @@ def test_a_full_year_is_not_read_from_a_table_of_quarters_and_half_years(tmp_pat
     query, result = _plans(tmp_path / "b", [("JPMORGAN_2022_10K.pdf", yearly)],
                            "What total net revenue did JPMorgan report for the full year 2022?")
     assert _row(result)["value"] == 128695
+
+
+def test_a_heading_written_out_in_full_picks_its_row_even_when_it_shares_the_file_s_name(tmp_path):
+    # "Casino" under each segment; the question writes "MGM China", whose "MGM" is also the file's company
+    segments = DataTable("p. 38 table 1", "Net revenues by segment", ("label", "2022", "2021"),
+                         (("Las Vegas Strip Resorts", "", ""), ("Casino", "2,118,292", "1,489,291"),
+                          ("Rooms", "2,729,715", "1,513,611"), ("MGM China", "", ""), ("Casino", "567,573", "1,057,962"),
+                          ("Rooms", "106,524", "120,373")), Location(page=38))
+    query, result = _plans(tmp_path, [("MGMRESORTS_2022_10K.pdf", segments)],
+                           "By what percentage did MGM China's casino revenue change from 2021 to 2022?")
+    assert query.rows == (5,) and _row(result)["percent_change"] == -46.35
