@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from advanced_retrieval.tables.spans import spanned
 from advanced_retrieval.tables.values import decimal_comma, iso_dates, number, scale, space_grouped, unit
 from document_processor import DataTable, Location
 
@@ -397,6 +398,6 @@ def _info(row: tuple) -> TableInfo:
     (table_id, doc_id, file_name, name, title, note, scale_, columns, location, row_locations, _refs, n_rows,
      physical, labels) = row
     return TableInfo(table_id, doc_id, file_name, name, title, note, scale_,
-                     tuple(Column(**c) for c in json.loads(columns)), Location.from_dict(json.loads(location)),
+                     spanned(Column(**c) for c in json.loads(columns)), Location.from_dict(json.loads(location)),
                      tuple(Location.from_dict(x) for x in json.loads(row_locations)), n_rows, physical,
                      tuple(json.loads(labels)))

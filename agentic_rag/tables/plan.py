@@ -1012,7 +1012,8 @@ def periods_of(text: str, *, header: bool = False) -> tuple[str, ...]:
         found.append((m.start(), f"m{_MONTHS[word[:3]]:02d}"))
     quarters = [(m.start(), m.end(), m.group("q") or m.group("q2") or m.group("q3"), m.group("y"))
                 for m in _QUARTER_YEAR.finditer(text)]
-    taken = [(start, end) for start, end, _, _ in quarters]
+    spans = [(m.start(), m.end(), _span_of(m)) for m in [*_PART_YEAR_OF.finditer(text), *_PART_YEAR_ENDED.finditer(text)]]
+    taken = [(start, end) for start, end, _, _ in quarters] + [(start, end) for start, end, _ in spans]
     found = [(at, p) for at, p in found if not any(a <= at < b for a, b in taken)]  # the year of a quarter
     for start, _, quarter, year in quarters:  # "Q1 2021", "1Q21", "first quarter of 2021": one period
         q = _ORDINAL_Q.get(quarter.lower(), quarter)
@@ -1022,6 +1023,10 @@ def periods_of(text: str, *, header: bool = False) -> tuple[str, ...]:
     for m in _NUMERIC_DATE.finditer(text):  # "3/25/2023": March 2023
         if 1 <= int(m.group("m")) <= 12:
             found.append((m.start(), f"m{int(m.group('m')):02d}"))
+    for start, _, (year, span) in spans:  # "the first half of 2022", "Six months ended June 30, 2022": '2022h1'
+        found.append((start, f"{year}{span}"))
+        if header:
+            found += [(start, span), (start, year)]
     for m in _QUARTER_ENDED.finditer(text):  # "Three months ended March 31, 2021", "12 Weeks Ended 3/25/2023"
         month = _MONTHS.get((m.group("m") or "")[:3].lower()) or int(m.group("mm") or 0)
         quarter, back = _closed_quarter(month, int(m.group("d") or m.group("dd")))
@@ -1072,6 +1077,33 @@ _QUARTER_YEAR = re.compile(
 _QUARTER_ENDED = re.compile(r"\b(?:(?:three|3)[- ]months?|(?:twelve|12|thirteen|13)[- ]weeks?)\s+ended\s+(?:(?P<m>[A-Za-z]{3,9})\.?"
                             r"\s+(?P<d>\d{1,2}),?\s+|(?P<mm>\d{1,2})/(?P<dd>\d{1,2})/)(?P<y>(?:19|20)\d\d)\b", re.IGNORECASE)
 _NUMERIC_DATE = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/\d{1,2}/(?:19|20)\d\d\b")
+
+
+# the spans of a year's first half and first nine months a question or a header names: '2022h1' ("the first half
+# of 2022", "H1 2022", "1H22", "the first six months of 2022", "six months ended June 30, 2022"), '2022h2' ("the
+# second half of 2022", "six months ended December 31, 2022"), '2022n9' ("the first nine months of 2022", "nine
+# months ended September 30, 2022"). A span ended on another month (a fiscal year's) is its first half or nine.
+_PART_YEAR_OF = re.compile(
+    r"\b(?:(?P<o>first|second)\s+half\s+(?:of\s+)?(?:fiscal\s+|fy\s*)?|h(?P<h>[12])\s*(?:fy\s*)?['’]?|"
+    r"(?P<h2>[12])h\s*(?:fy)?['’]?|first\s+(?P<n>six|6|nine|9)\s+months\s+(?:of\s+)?(?:fiscal\s+|fy\s*)?)"
+    r"(?P<y>(?:19|20)\d\d|\d\d)\b", re.IGNORECASE)
+_PART_YEAR_ENDED = re.compile(r"\b(?P<n>six|6|nine|9)[- ]months?\s+ended\s+(?:(?P<m>[A-Za-z]{3,9})\.?\s+(?P<d>\d{1,2}),?\s+)?"
+                              r"(?P<y>(?:19|20)\d\d)\b", re.IGNORECASE)
+_HALF = {"first": "h1", "second": "h2", "1": "h1", "2": "h2"}
+
+
+def _span_of(m: re.Match) -> tuple[str, str]:
+    """The year and the span ('h1', 'h2', 'n9') one match of `_PART_YEAR_OF` or `_PART_YEAR_ENDED` names."""
+    year = _full_year(m.group("y"))
+    groups = m.groupdict()
+    if groups.get("o") or groups.get("h") or groups.get("h2"):
+        return year, _HALF[(groups.get("o") or groups.get("h") or groups.get("h2")).lower()]
+    if m.group("n").lower() in ("nine", "9"):
+        return year, "n9"
+    month = _MONTHS.get((groups.get("m") or "")[:3].lower(), 0)
+    if month == 12 or (month == 1 and int(groups.get("d") or 31) <= 7):
+        return (str(int(year) - 1) if month == 1 else year), "h2"
+    return year, "h1"
 
 
 def _full_year(year: str) -> str:

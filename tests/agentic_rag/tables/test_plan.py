@@ -1284,3 +1284,34 @@ def test_a_heading_written_out_in_full_picks_its_row_even_when_it_shares_the_fil
     query, result = _plans(tmp_path, [("MGMRESORTS_2022_10K.pdf", segments)],
                            "By what percentage did MGM China's casino revenue change from 2021 to 2022?")
     assert query.rows == (5,) and _row(result)["percent_change"] == -46.35
+
+
+QUARTER_AND_HALF = DataTable(
+    "p. 5 table 1", "Selected income statement data",
+    # the table pass reads the spans printed over the two groups of years into the label column's header
+    ("Three months ended June 30, Six months ended June 30, (in millions)", "2022", "2021", "Change",
+     "2022 (2)", "2021 (2)", "Change (2)"),
+    (("Total noninterest expense", "18,749", "17,667", "6", "37,940", "36,392", "4"),
+     ("Net income", "8,649", "11,948", "(28)", "16,931", "26,248", "(35)")), Location(page=5))
+
+
+@pytest.mark.parametrize("question, key, value", [
+    ("By how much did noninterest expense grow in the first half of 2022 versus the first half of 2021, in percent?",
+     "percent_change", 4.25),
+    ("What was net income in H1 2021?", "value", 26248),
+    ("What was net income for the six months ended June 30, 2022?", "value", 16931),
+    ("What was net income in the second quarter of 2022?", "value", 8649),
+])
+def test_the_spans_printed_over_groups_of_year_columns_name_those_columns(tmp_path, question, key, value):
+    query, result = _plans(tmp_path, [("JPMORGAN_2022Q2_10Q.pdf", QUARTER_AND_HALF)], question)
+    assert _row(result)[key] == value
+
+
+def test_a_spanned_column_is_cited_by_its_span_and_year(tmp_path):
+    store = TableStore(tmp_path / "t.duckdb")
+    store.write("d", "JPMORGAN_2022Q2_10Q.pdf", [QUARTER_AND_HALF])
+    (table,) = store.tables()
+    assert [c.name for c in table.columns[1:3]] == ["Three months ended June 30, 2022", "Three months ended June 30, 2021"]
+    assert table.columns[4].name == "Six months ended June 30, 2022"
+    assert table.columns[6].name == "Change, Six months ended June 30"
+
