@@ -22,7 +22,7 @@ from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.seams import TableSource
 from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, is_month, periods_of, plans
-from agentic_rag.tables.words import name_forms
+from agentic_rag.tables.words import bases, name_forms
 from document_processor import Chunk, Location
 
 MAX_DOCUMENTS = 4  # documents whose tables are candidates: those of the best hits
@@ -110,10 +110,11 @@ def _names(question: str) -> list[str]:
 
 
 def _holding(tables: TableSource, names: Sequence[str], known: set[str]) -> list[TableInfo]:
-    """The sheets (at most MAX_SCANNED, not already candidates) one of whose text cells is one of `names`."""
+    """The sheets (at most MAX_SCANNED, not already candidates) one of whose text cells is one of `names`, or the
+    word a name derives from ("Europe" for "European")."""
     if not names:
         return []
-    wanted = ", ".join("'" + n.lower().replace("'", "''") + "'" for n in names)
+    wanted = ", ".join("'" + n.replace("'", "''") + "'" for n in dict.fromkeys(v for n in names for v in bases(n.lower())))
     out = []
     sheets = [t for t in tables.tables() if t.location.sheet is not None and t.table_id not in known]
     for table in sheets[:MAX_SCANNED]:
@@ -378,7 +379,7 @@ def _distinct(tables: TableSource, table: TableInfo, names: Sequence[str] = (),
     A column with more than MAX_DISTINCT values gives its first ones and, besides, any that is one of `names`
     (the names the question gives, looked up: a title in a 3,000-row list). `layout`: a statement's headings."""
     out: dict[int, list[str]] = {}
-    wanted = ", ".join("'" + n.lower().replace("'", "''") + "'" for n in names)
+    wanted = ", ".join("'" + n.replace("'", "''") + "'" for n in dict.fromkeys(v for n in names for v in bases(n.lower())))
     # a statement names each row once under its heading ("Basic" and "Diluted" under earnings per share and again
     # under average shares outstanding); a label repeated under one heading is a value rows share
     layout = layout or Layout()

@@ -29,12 +29,24 @@ def identifier_text(name: str) -> str:
 
 @lru_cache(maxsize=4096)
 def name_forms(name: str) -> frozenset[str]:
-    """The forms a header or value offers: those of its words, and the initials of a name of two words or more
-    ('Miles per Gallon' -> 'mpg')."""
+    """The forms a header or value offers: those of its words, the initials of a name of two words or more
+    ('Miles per Gallon' -> 'mpg'), and, for a header written as an identifier, its short words as truncations
+    ('pop', 'lifeExp': TRUNCATED + 'pop', 'exp'; see `meets`)."""
     text = identifier_text(name)
     words = [w for w in re.findall(r"[A-Za-z]+", text)]
     initials = "".join(w[0] for w in words).lower() if len(words) >= 2 else ""
-    return forms_of(text) | ({initials} if len(initials) >= 2 else set())
+    short = {TRUNCATED + w.lower() for w in words if _IDENTIFIER.fullmatch(name.strip()) and _MIN_CUT <= len(w) <= _MAX_CUT
+             and w.lower() not in _SMALL | _NOT_CUT}
+    return forms_of(text) | ({initials} if len(initials) >= 2 else set()) | short
+
+
+# A header written as an identifier (a CSV's "pop", "lifeExp", "gdpPercap", "sepal_len"): one token, in lower case
+# or joined by "_" or a capital inside. Its short words may be cut from the word a question writes in full ("pop":
+# population, "exp": expectancy): a question's word of three letters more that starts with one meets it.
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9]*|[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+")
+TRUNCATED = "~"
+_NOT_CUT = frozenset({"per", "from", "with", "into", "over", "than", "all"})
+_MIN_CUT, _MAX_CUT, _CUT_BY = 3, 5, 3
 
 
 def derived(a: str, b: str) -> bool:
@@ -54,9 +66,27 @@ def derived(a: str, b: str) -> bool:
                                     or (rest_long in _DROPPED and rest_short in _DERIVED))
 
 
+def bases(word: str) -> tuple[str, ...]:
+    """`word` and the words it may derive from by one ending ('european' -> 'europe'; 'canadian' -> 'canada';
+    'japanese' -> 'japan'), the ones `derived` accepts."""
+    out = [word]
+    for ending in sorted(_DERIVED - {""}, key=len, reverse=True):
+        if word.endswith(ending):
+            stem = word[:-len(ending)]
+            out += [stem + lost for lost in sorted(_DROPPED - {"s"}) if derived(stem + lost, word)]
+    return tuple(dict.fromkeys(out))
+
+
 def meets(asked: frozenset[str], forms: frozenset[str]) -> frozenset[str]:
-    """The forms of `forms` that a form of `asked` is, or derives from."""
-    return frozenset(f for f in forms if f in asked or any(derived(f, a) for a in asked if a[:2] == f[:2]))
+    """The forms of `forms` that a form of `asked` is, or derives from, or (an identifier's short word) is cut
+    from ("pop" from "population")."""
+    return frozenset(f for f in forms if f in asked or any(derived(f, a) for a in asked if a[:2] == f[:2])
+                     or (f[:1] == TRUNCATED and any(_cut_from(f[1:], a) for a in asked)))
+
+
+def _cut_from(short: str, word: str) -> bool:
+    """Whether `short` is the beginning of `word`, cut by three letters at least ('pop', 'population')."""
+    return word.startswith(short) and len(word) >= len(short) + _CUT_BY and word.isalpha()
 
 
 def named_by(asked: frozenset[str], value: str) -> bool:

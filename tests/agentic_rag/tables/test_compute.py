@@ -292,3 +292,18 @@ def test_a_table_whose_header_is_a_name_the_question_gives_is_tried_first(tmp_pa
                    "fiscal 2017?", [hit], store)
     assert done is not None and done.hit is not None, done and done.note
     assert done.table.name == "p. 86 table 1" and done.result.rows[0][-1] == pytest.approx(-41.23), done.sql
+
+
+def test_a_sheet_holding_the_place_a_demonym_names_is_a_candidate_though_retrieval_missed_it(tmp_path):
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import candidate_tables
+    from document_processor import DataTable, Location
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    countries = DataTable("gapminder", "gapminder", ("country", "continent", "gdpPercap"),
+                          (("Norway", "Europe", "49357.19"), ("Japan", "Asia", "31656.07")),
+                          Location(sheet="gapminder", cells="A1:C3"))
+    store.write("g", "gapminder.csv", [countries])
+    found, _ = candidate_tables(store, [], "Which European country had the highest GDP per person in 2007?")
+    assert [t.name for t in found] == ["gapminder"]
+

@@ -1315,3 +1315,23 @@ def test_a_spanned_column_is_cited_by_its_span_and_year(tmp_path):
     assert table.columns[4].name == "Six months ended June 30, 2022"
     assert table.columns[6].name == "Change, Six months ended June 30"
 
+
+GAPMINDER = DataTable(
+    "gapminder", "gapminder", ("country", "continent", "year", "lifeExp", "pop", "gdpPercap"),
+    (("Nigeria", "Africa", "1952", "36.324", "33119096", "1077.28"),
+     ("Nigeria", "Africa", "2007", "46.859", "135031164", "2013.98"),
+     ("Japan", "Asia", "1952", "63.03", "86459025", "3216.96"),
+     ("Japan", "Asia", "2007", "82.603", "127467972", "31656.07"),
+     ("Norway", "Europe", "2007", "80.196", "4627926", "49357.19")),
+    Location(sheet="gapminder", cells="A1:F6"),
+    tuple(Location(sheet="gapminder", cells=f"A{r}:F{r}") for r in range(2, 7)), ("A", "B", "C", "D", "E", "F"))
+
+
+@pytest.mark.parametrize("question, key, value", [
+    ("By what percentage did Nigeria's population grow between 1952 and 2007?", "percent_change", 307.71),
+    ("What was the life expectancy in Japan in 2007?", "value", 82.603),
+])
+def test_a_csv_header_cut_short_is_the_column_of_the_word_the_question_writes_out(tmp_path, question, key, value):
+    _, result = _plans(tmp_path, [("gapminder.csv", GAPMINDER)], question)
+    assert _row(result)[key] == value
+

@@ -39,3 +39,21 @@ def test_a_value_is_named_when_every_word_of_it_is():
 ])
 def test_a_code_printed_as_a_contraction_of_a_name_the_question_writes(text, value, named):
     assert contracted(text, value) is named
+
+
+def test_a_short_word_of_an_identifier_header_is_met_by_the_word_it_was_cut_from():
+    from agentic_rag.tables.words import meets
+
+    assert meets(forms_of("Nigeria's population in 2007"), name_forms("pop"))
+    assert meets(forms_of("life expectancy in Japan"), name_forms("lifeExp"))
+    # a header printed as words is not an identifier, and "per" is never a cut word
+    assert not meets(forms_of("the agency's revenue"), name_forms("Age"))
+    assert not meets(forms_of("the percent of sales"), name_forms("Miles_per_Gallon"))
+    assert not meets(forms_of("the expo"), name_forms("lifeExp"))  # cut by three letters at least
+
+
+def test_a_name_s_demonym_gives_the_name_it_derives_from():
+    from agentic_rag.tables.words import bases
+
+    assert "europe" in bases("european") and "canada" in bases("canadian") and "japan" in bases("japanese")
+    assert bases("apple") == ("apple",)
