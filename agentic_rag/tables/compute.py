@@ -32,6 +32,7 @@ MAX_DISTINCT = 500  # distinct values of a text column read for filters
 MAX_SHOWN_ROWS = 10
 MAX_TRIES = 3
 HEADER_PRIOR = 0.3  # a sheet whose headers the question names, retrieval having missed it
+SHEET_PRIOR = 1.0  # a sheet the question names ("on Tabelle1", "the Pie sheet"): as strong as the best hit
 VALUE_PRIOR = 0.5  # how strongly a sheet holding a name the question gives is a candidate (as a second-ranked hit)
 MAX_NAMES = 4  # names of a question looked for in the sheets' cells
 MAX_SCANNED = 60  # sheets scanned for them  # the rules' queries tried in turn while they find nothing  # result rows written into the passage
@@ -69,8 +70,17 @@ def candidate_tables(tables: TableSource, hits: Sequence[Hit],
     """The tables of the best hits' documents, and how strongly retrieval points at each (a hit on its page,
     sheet or slide, best rank first: 1.0, 0.5, 0.33, ...); and the sheets holding a cell that is a name the
     question gives (a row of a long sheet that was never indexed as text: "Avatar" in a 3,000-row CSV)."""
+    named = _named_file_tables(tables, question)
+    if named:  # "the first table of tbl-cell-access.docx", "the Pie sheet of charts.xlsx": that file's tables only
+        hits = [h for h in hits if h.chunk.doc_id == named[0].doc_id]
     docs = list(dict.fromkeys(h.chunk.doc_id for h in hits if not is_computed(h.chunk)))[:MAX_DOCUMENTS]
     found = tables.tables(docs) if docs else []
+    if named:
+        found = found or list(named)
+        prior = {t.table_id: p for t in found
+                 if (p := max((1.0 / rank for rank, h in enumerate(hits, start=1)
+                               if _same_place(t.location, h.chunk.location)), default=0.0))}
+        return found, {**prior, **{t.table_id: SHEET_PRIOR for t in _named_sheets(found, question)}}
     prior: dict[str, float] = {}
     for rank, hit in enumerate(hits, start=1):
         for table in found:
@@ -82,7 +92,47 @@ def candidate_tables(tables: TableSource, hits: Sequence[Hit],
     for table in headed(tables.tables() if question else [], question, {t.table_id for t in found}):
         found.append(table)
         prior[table.table_id] = HEADER_PRIOR
+    for table in _named_sheets(tables.tables() if question else [], question):
+        if table.table_id not in {t.table_id for t in found}:
+            found.append(table)
+        prior[table.table_id] = SHEET_PRIOR
     return found, prior
+
+
+def _named_file_tables(tables: TableSource, question: str) -> list[TableInfo]:
+    """The tables of the one document whose file name the question writes out, with or without its extension, as
+    a word of its own ("... of tbl-cell-access.docx", "the Budget_2023 workbook"); [] when it names none, or
+    several."""
+    if not question:
+        return []
+    asked = question.casefold()
+    every = tables.tables()
+    files = {t.file_name for t in every}
+    # a name without its extension counts when it is no plain word ("charts" may be any chart's; "tbl-cell-access",
+    # "Budget_2023" are a file's)
+    named = {f for f in files for name in (f, f.rsplit(".", 1)[0]) if len(name) >= 3
+             and (name == f or re.search(r"[^A-Za-z]", name))
+             and re.search(rf"(?<![\w.]){re.escape(name.casefold())}(?![\w])", asked)}
+    out = [t for t in every if t.file_name in named]
+    return out if len({t.doc_id for t in out}) == 1 else []
+
+
+def _named_sheets(tables: Sequence[TableInfo], question: str) -> list[TableInfo]:
+    """The sheets the question names: by a name that is no plain word ("on Tabelle1", "the Q3_sales tab"), or by
+    any name said to be a sheet ("the Pie sheet", "sheet Letters", "worksheet Budget")."""
+    out = []
+    for table in tables:
+        sheet = table.location.sheet
+        if not sheet or len(sheet) < 2:
+            continue
+        name = re.escape(sheet.casefold())
+        said = rf"(?<![\w.]){name}(?![\w])"
+        if re.search(said, question.casefold()) and (
+                re.search(r"[^A-Za-z]", sheet)
+                or re.search(rf"{said}\s+(?:work)?(?:sheet|tab)\b|\b(?:work)?(?:sheet|tab)\s+['\"‘“]?{name}(?![\w])",
+                             question.casefold())):
+            out.append(table)
+    return out
 
 
 def headed(tables: Sequence[TableInfo], question: str, known: set[str]) -> list[TableInfo]:

@@ -1367,8 +1367,11 @@ _DATE_PARTS = {"year": (1, 4), "month": (6, 2), "day": (1, 10), "date": (1, 10)}
 
 
 def _named_row(ask: TableAsk, table: TableInfo, layout: Layout) -> int | None:
-    """The statement row the question names by its label's words ("consolidated net income"), not by a name."""
+    """The statement row the question names by its label's words ("consolidated net income"), not by a name; a
+    heading row (no figure printed) is none."""
     for row, score in _matching_rows(ask, table, layout):
+        if row in layout.empty:
+            continue
         label = forms_of(table.labels[row - 1]) if row <= len(table.labels) else frozenset()
         if score >= NAMED_ROW and not any(c.specific and c.met(label) for c in ask.concepts):
             return row
@@ -1426,10 +1429,17 @@ def _ranked_section(ask: TableAsk, table: TableInfo, layout: Layout) -> tuple[tu
     the rows under the heading that names it, or None when neither does; with how closely that heading or title
     names it (the share of its words the question says: "Expenses" over "Interest expense", "EXPENSES SUMMARY"
     over "TOTAL REVENUES NET OF INTEREST EXPENSE SUMMARY" for "the largest expense category")."""
+    sections = layout.sections or {}
+    # a heading the question writes out whole ("at MGM China", "at the Las Vegas Strip Resorts"), among several:
+    # the rows under it are ranked
+    written = [h for h in dict.fromkeys(sections.values()) if len(words := re.findall(r"[A-Za-z]{4,}", h)) >= 2
+               and all(forms_of(w) & ask.forms for w in words)]
+    if len(written) == 1 and len(set(sections.values())) > 1:
+        return tuple(row for row, under in sections.items() if under == written[0]), 1.0
     measure = _measure(ask)
     if not measure:
         return None
-    headings = [h for h in dict.fromkeys((layout.sections or {}).values())
+    headings = [h for h in dict.fromkeys(sections.values())
                 if any(c.met(forms_of(h)) for c in measure)]
     if headings:
         heading = max(headings, key=lambda h: _named_share(ask, h))  # the first of the closest
@@ -1458,6 +1468,10 @@ def _top(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]], c
     key, key_name, label_index, grouped = _which(ask, table, values, column)
     exclude = _total_rows(table)
     rows = [f'"_row" IN ({", ".join(map(str, section))})'] if section else []
+    # the answer is a row's name: a row printed without one (a section's sum line under its items) is none
+    unnamed = [i for i, label in enumerate(table.labels, start=1) if not label.strip()] \
+        if label_index == 0 and len(table.labels) >= table.n_rows else []
+    rows += [f'"_row" NOT IN ({", ".join(map(str, unnamed))})'] if unnamed else []
     where = " AND ".join([*filters, *rows, f"{col} IS NOT NULL", *([exclude] if exclude else [])])
     said = f"{'highest' if ask.op == 'max' else 'lowest'} {table.columns[column].name}" + _said(filters)
     if grouped:

@@ -307,3 +307,39 @@ def test_a_sheet_holding_the_place_a_demonym_names_is_a_candidate_though_retriev
     found, _ = candidate_tables(store, [], "Which European country had the highest GDP per person in 2007?")
     assert [t.name for t in found] == ["gapminder"]
 
+
+def test_a_file_the_question_names_is_the_only_one_whose_tables_are_candidates(tmp_path):
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import candidate_tables
+    from document_processor import DataTable, Location
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    budget = DataTable("Budget", "Budget", ("Item", "Amount"), (("Rent", "1200"), ("Food", "400")),
+                       Location(sheet="Budget", cells="A1:B3"))
+    other = DataTable("p. 2 table 1", "Costs", ("Item", "Amount"), (("Rent", "900"),), Location(page=2))
+    store.write("b", "Budget_2023.xlsx", [budget])
+    store.write("o", "report.pdf", [other])
+    found, _ = candidate_tables(store, [], "What do the amounts in Budget_2023 add up to?")
+    assert [t.file_name for t in found] == ["Budget_2023.xlsx"]
+    found, _ = candidate_tables(store, [], "What do the amounts on the Budget sheet of budget_2023.xlsx add up to?")
+    assert [t.file_name for t in found] == ["Budget_2023.xlsx"]
+    # "report" alone is a plain word, not a file's name: nothing is narrowed to report.pdf
+    found, _ = candidate_tables(store, [], "What does the report say the rent amount is?")
+    assert found == []
+
+
+def test_a_sheet_the_question_names_is_the_first_candidate(tmp_path):
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import candidate_tables
+    from document_processor import DataTable, Location
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    sheets = [DataTable(name, name, ("Item", "Field2"), (("a", "10"), ("z", "42")), Location(sheet=name, cells="A1:B3"))
+              for name in ("Tabelle1", "Tabelle3", "Pie", "Summary")]
+    store.write("x", "pivot.xlsx", sheets)
+    found, prior = candidate_tables(store, [], "On Tabelle1, how much bigger is Field2 for item z than for item a?")
+    assert [t.name for t in found if prior.get(t.table_id, 0) >= 1.0] == ["Tabelle1"]
+    found, prior = candidate_tables(store, [], "On the Pie sheet, what share of the total is the largest value?")
+    assert [t.name for t in found if prior.get(t.table_id, 0) >= 1.0] == ["Pie"]
+    found, prior = candidate_tables(store, [], "What does the summary say about item z?")  # a plain word
+    assert not [t for t in found if prior.get(t.table_id, 0) >= 1.0]

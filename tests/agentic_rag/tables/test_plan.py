@@ -1335,3 +1335,21 @@ def test_a_csv_header_cut_short_is_the_column_of_the_word_the_question_writes_ou
     _, result = _plans(tmp_path, [("gapminder.csv", GAPMINDER)], question)
     assert _row(result)[key] == value
 
+
+@pytest.mark.parametrize("question, label, value", [
+    ("Which revenue line brought in the most money at the Las Vegas Strip resorts in 2022?", "Rooms", 2729715),
+    # the heading written out as a name, and another section's
+    ("Which revenue line brought in the most money at the Las Vegas Strip Resorts in 2022?", "Rooms", 2729715),
+    ("Which line was largest at Regional Operations in 2021?", "Casino", 2844478),
+])
+def test_a_row_printed_without_a_name_is_never_the_answer_to_which(tmp_path, question, label, value):
+    # each section ends in its sum line, printed with no label
+    segments = DataTable("p. 38 table 1", "The following table presents a detail by segment of net revenues:",
+                         ("label", "2022", "2021"),
+                         (("Las Vegas Strip Resorts", "", ""), ("Casino", "2,118,292", "1,489,291"),
+                          ("Rooms", "2,729,715", "1,513,611"), ("Food and beverage", "2,088,490", "1,153,047"),
+                          ("", "8,398,372", "4,991,487"), ("Regional Operations", "", ""),
+                          ("Casino", "2,863,318", "2,844,478"), ("Rooms", "234,119", "218,761"),
+                          ("", "3,499,127", "3,401,062")), Location(page=38))
+    query, result = _plans(tmp_path, [("MGMRESORTS_2022_10K.pdf", segments)], question)
+    assert _row(result)["label"] == label and _row(result)["value"] == value
