@@ -194,6 +194,7 @@ class TableAsk:
 
     @classmethod
     def of(cls, question: str) -> TableAsk:
+        question = _year_before(question)
         unnamed = _NAME_RUN.sub(lambda m: m.group(1) + " " * len(m.group(2)), question)
         ops = [name for name, pattern in _OPS if pattern.search(unnamed)]  # "Best Buy" asks for no maximum
         years = tuple(dict.fromkeys(_YEAR.findall(question)))
@@ -213,6 +214,25 @@ class TableAsk:
         named = _FORMATTING.sub(" ", question)  # "round to one decimal place" names no row or column
         return cls(question, op, years, query_concepts(named),
                    forms_of(named), which, min(count, TOP_MAX), date_points(question), change=change)
+
+
+# a year named by the one before it: "compared with the year before", "from the prior year", "over the previous
+# fiscal year", "than a year earlier", "year-over-year"
+_YEAR_BEFORE = re.compile(r"\b(?:the|a)\s+year\s+(?:before|earlier|prior)\b|\ba\s+year\s+ago\b|"
+                          r"\b(?:the\s+)?(?:prior|previous|preceding)(?:[- ]|\s+fiscal\s+)year\b|"
+                          r"\byear[- ]over[- ]year\b|\byoy\b", re.IGNORECASE)
+
+
+def _year_before(question: str) -> str:
+    """The question with a year named relative to the one it names written out ("revenue in fiscal 2022 compared
+    with the year before": "... compared with fiscal 2021"), when it names one year and no quarter or half."""
+    years = set(_YEAR.findall(question))
+    if len(years) != 1 or not _YEAR_BEFORE.search(question) or any(not p.isdigit() for p in periods_of(question)
+                                                                   if not p.startswith("m")):
+        return question
+    (year,) = years
+    fiscal = "fiscal " if re.search(rf"\b(?:fiscal(?:\s+year)?|FY)\s*{year}\b", question, re.IGNORECASE) else ""
+    return _YEAR_BEFORE.sub(f"{fiscal}{int(year) - 1}", question, count=1)
 
 
 @dataclass(frozen=True)

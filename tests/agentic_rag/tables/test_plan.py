@@ -1353,3 +1353,16 @@ def test_a_row_printed_without_a_name_is_never_the_answer_to_which(tmp_path, que
                           ("", "3,499,127", "3,401,062")), Location(page=38))
     query, result = _plans(tmp_path, [("MGMRESORTS_2022_10K.pdf", segments)], question)
     assert _row(result)["label"] == label and _row(result)["value"] == value
+
+
+@pytest.mark.parametrize("question, rows", [
+    ("By how much did total revenue grow in fiscal 2022 compared with the year before?",
+     (("Total revenue", 15785.0, 17606.0, 1821.0, 11.54),)),
+    ("How much did net income change in 2021 from the prior year?", (("Net income", 5260.0, 4822.0, -438.0, -8.33),)),
+    ("By what percentage did total revenue rise in 2022 over the previous year?",
+     (("Total revenue", 15785.0, 17606.0, 1821.0, 11.54),)),
+    ("What was total revenue in 2022?", ((4, "Total revenue", 17606.0),)),  # no year before asked: a lookup
+])
+def test_the_year_before_the_one_named_is_the_other_side_of_a_change(store, question, rows):
+    _, result = _answer(store, question)
+    assert result.rows == rows  # not the named year's figure shown as the change
