@@ -224,18 +224,26 @@ def _export(page) -> str:
 
 
 def _open_page(page, link, shown) -> None:
-    """Click a sidebar link until what its page shows is there (at most three clicks, one step's wait in all): a
-    click landing while the sidebar is redrawn by a run still going is lost, as a person's would be."""
+    """Click a sidebar link until what its page shows is there (at most three clicks, one step's wait in all, then
+    a reload and one more): a click landing while the sidebar is redrawn by a run still going is lost, as a
+    person's would be."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     _settle(page)
-    for attempt in range(3):
+    for attempt in range(4):
+        if attempt == 3:
+            # three clicks lost: the tab's connection to the server went away (a CI run on a loaded 2-core machine
+            # met this once: the server logged a socket closed before it was accepted, and no request failed);
+            # a person reloads the tab, so the test does once, and says so
+            print(f"\n{shown} not shown after three clicks; reloading the tab once")
+            page.reload()
+            _settle(page)
         link.click()
         try:
             shown.wait_for(timeout=STEP_MS // 3)
             return
         except PlaywrightTimeout:
-            if attempt == 2:
+            if attempt == 3:
                 raise
 
 
