@@ -21,7 +21,7 @@ from agentic_rag.language.question_rules import classify, plan_question
 from agentic_rag.language.quotes import Gate, Passages, find_quotes
 from agentic_rag.language.text import sentences
 from agentic_rag.scope import list_object, scope_of
-from agentic_rag.tables.compute import is_computed
+from agentic_rag.tables.compute import is_computed, is_rival
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, Analysis, BrainReply, ContextBlock, Coverage, Draft
 from vector_db import Embedder
 
@@ -63,7 +63,8 @@ class OfflineBrain:
         lead sentences of each section read, for a list the passages that name the items, with where they are (the
         items themselves when a section holds them: its sub-sections, or the one-sentence paragraphs leading its
         parts)."""
-        computed = [b for b in blocks if is_computed(b.chunk)]
+        computed = [b for b in blocks if is_computed(b.chunk) and not is_rival(b.hit)]
+        rivals = [b for b in blocks if is_rival(b.hit)]
         if analysis.checks_every_document:
             draft = _coverage_answer(analysis, coverage, blocks)
         elif reading and reading.get("kind") == "list":
@@ -73,7 +74,8 @@ class OfflineBrain:
         elif reading and reading.get("read"):
             draft = _lead_answer(blocks, reading)
         elif computed:
-            draft = self._with_other_parts(analysis, sub_questions, blocks, _computed_answer(computed[0]), computed[0])
+            draft = self._with_other_parts(analysis, sub_questions, blocks,
+                                           _computed_answer(computed[0], rivals[0] if rivals else None), computed[0])
         else:
             draft = self._extract(analysis, sub_questions, blocks)
         if on_token is not None:
@@ -259,15 +261,24 @@ def _targets(question: str, draft: ClaimDraft, by_n: dict[int, ContextBlock]) ->
     return tuple(dict.fromkeys([question, *found] if question else found))
 
 
-def _computed_answer(block: ContextBlock) -> Draft:
+def _computed_answer(block: ContextBlock, rival: ContextBlock | None = None) -> Draft:
     """The engine's calculation over a table, quoted: each result line with its citation, the cells it read
-    in the header line (the query itself is in the Reasoning panel)."""
+    in the header line (the query itself is in the Reasoning panel). `rival`: another table's calculation that
+    reads the question almost as well and gives another figure; the answer's note cites it (an engine note: no
+    claim) but states only its own figure, so that it never holds two answers to one question."""
     lines = block.chunk.text.splitlines()
     results = [ln for ln in lines[1:] if not ln.startswith(("Cells:", "Query:"))]
-    cells = next((ln.removeprefix("Cells: ") for ln in lines if ln.startswith("Cells:")), "")
+    cells = _cells_of(block)
     head = f"{OFFLINE_LABEL} — computed by the engine from the document's table ({cells}); the query is under Reasoning."
     body = "\n".join(f'"{_clean(line)}" [P{block.n}]' for line in results if line.strip() and not line.endswith(":"))
+    if rival is not None:
+        body += (f"\n\n*(Another table reads the question almost as well and gives a different figure: "
+                 f"{_cells_of(rival)} [P{rival.n}]. Check which one the question means.)*")
     return Draft(f"{head}\n\n{body}")
+
+
+def _cells_of(block: ContextBlock) -> str:
+    return next((ln.removeprefix("Cells: ") for ln in block.chunk.text.splitlines() if ln.startswith("Cells:")), "")
 
 
 def _coverage_answer(analysis: Analysis, coverage: Sequence[Coverage], blocks: Sequence[ContextBlock]) -> Draft:

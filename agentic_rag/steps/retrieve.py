@@ -191,8 +191,13 @@ def _with_computation(state: AgentState, run: Run, rnd: Round) -> StepOut:
         summary = f"{rnd.summary}; no calculation from the tables ({computation.note})"
     else:
         label = f"tables: {computation.hit.chunk.text.splitlines()[1][:120]}"
-        updates["sub_hits"] = ((label, (computation.hit,)), *rnd.updates["sub_hits"])
+        rival = computation.rival
+        found = (computation.hit,) if rival is None or rival.hit is None else (computation.hit, rival.hit)
+        updates["sub_hits"] = ((label, found), *rnd.updates["sub_hits"])
         summary = f"{rnd.summary}; computed from {computation.cells} ({computation.source})"
+        if rival is not None:
+            summary += (f"; another table reads the question almost as well and gives another figure "
+                        f"({rival.cells}): the answer cannot tell which one is meant")
     return StepOut(updates, summary, details, *usage, warnings=warnings, mode=spent.mode if spent else "")
 
 

@@ -15,7 +15,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
@@ -36,6 +36,12 @@ SHEET_PRIOR = 1.0  # a sheet the question names ("on Tabelle1", "the Pie sheet")
 VALUE_PRIOR = 0.5  # how strongly a sheet holding a name the question gives is a candidate (as a second-ranked hit)
 MAX_NAMES = 4  # names of a question looked for in the sheets' cells
 MAX_SCANNED = 60  # sheets scanned for them  # the rules' queries tried in turn while they find nothing  # result rows written into the passage
+# Another table's query that scores within this of the chosen one reads the question almost as well: within what one
+# word of the question a column's header names adds to a query's score (plan.COLUMN_WEIGHT). When it gives another
+# figure, the question is ambiguous between the two tables, and the answer says so (confidence.RIVAL_CAP).
+RIVAL_MARGIN = 0.3
+MAX_RIVALS = 3  # other tables' queries run to look for one
+RIVAL = "table rival"  # the strategy of a rival's passage (a computed passage, not the answer's)
 COMPUTED = "computed:"
 _ISO_DATE = re.compile(r"^(?:1[6-9]|20)\d\d-\d\d")  # the id prefix of a computed passage's chunk
 
@@ -51,13 +57,15 @@ class Computation:
     hit: Hit | None  # the passage the answer cites (None: nothing to cite)
     source: str  # "rules" or "model"
     note: str = ""  # why nothing was computed, or what went wrong
+    rival: Computation | None = None  # another table's query that reads the question almost as well, another figure
 
     def to_dict(self) -> dict:
-        """The trace's record: the query, its result table, the cells."""
-        return {"sql": self.sql, "source": self.source, "columns": list(self.result.columns),
-                "rows": [list(r) for r in self.result.rows[:MAX_SHOWN_ROWS]], "truncated": self.result.truncated,
-                "error": self.result.error, "cells": self.cells, "note": self.note,
-                "table": f"{self.table.file_name}, {self.table.name}" if self.table else ""}
+        """The trace's record: the query, its result table, the cells (and a rival's, when there is one)."""
+        out = {"sql": self.sql, "source": self.source, "columns": list(self.result.columns),
+               "rows": [list(r) for r in self.result.rows[:MAX_SHOWN_ROWS]], "truncated": self.result.truncated,
+               "error": self.result.error, "cells": self.cells, "note": self.note,
+               "table": f"{self.table.file_name}, {self.table.name}" if self.table else ""}
+        return {**out, "rival": self.rival.to_dict()} if self.rival is not None else out
 
 
 def is_computed(chunk: Chunk) -> bool:
@@ -195,15 +203,52 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
     names = _names(question)
     layouts = {t.table_id: _layout(tables, t) for t in ranked[:MAX_TABLES * 3]}
     values = {t.table_id: _distinct(tables, t, names, layouts[t.table_id]) for t in ranked[:MAX_TABLES]}
-    found = plans(question, ranked, values, prior, figures=figures, layouts=layouts)[:MAX_TRIES]
-    if not found:
+    every = plans(question, ranked, values, prior, figures=figures, layouts=layouts)
+    if not every:
         return Computation("", QueryResult(""), None, "", None, "rules",
                            "no table's rows and columns match what the question asks")
-    for query in found:  # the best query that finds a value; a table that holds no such row gives way
+    for query in every[:MAX_TRIES]:  # the best query that finds a value; a table that holds no such row gives way
         done = _run(tables, query.sql, query.table, "rules", query)
         if done.hit is not None:
-            return done
+            named = {t.table_id for t in _named_sheets(ranked, question)} | \
+                {t.table_id for t in _named_file_tables(tables, question)}
+            return _with_rival(done, query, every, tables, prior, named)
     return done
+
+
+def _with_rival(done: Computation, chosen: TableQuery, every: Sequence[TableQuery], tables: TableSource,
+                prior: dict[str, float], named: set[str]) -> Computation:
+    """`done`, with the first other table's query that reads the question within RIVAL_MARGIN of `chosen` and finds
+    another figure ("revenue in 2021" in a segment table and in the income statement of the same filing): the
+    answer cannot tell which one the question means. How well a query reads the question is its score without
+    retrieval's rank of its table's page (`prior`), which orders near-identical tables by a few words of their
+    surrounding text; a sheet or file the question names (`named`) keeps it."""
+
+    def reading(query: TableQuery) -> float:
+        own = query.table.table_id
+        return query.score - (0.0 if own in named else prior.get(own, 0.0))
+
+    bar = reading(chosen) - RIVAL_MARGIN
+    others = [q for q in every if q.table.table_id != chosen.table.table_id and reading(q) >= bar]
+    for other in sorted(others, key=reading, reverse=True)[:MAX_RIVALS]:
+        ran = _run(tables, other.sql, other.table, "rules", other)
+        if ran.hit is not None and _figures(ran.result, other.table) != _figures(done.result, chosen.table):
+            return replace(done, rival=replace(ran, hit=replace(ran.hit, strategy=RIVAL)))
+    return done
+
+
+def _figures(result: QueryResult, table: TableInfo) -> tuple:
+    """What a result states, to compare two tables' results: its figures at the tables' scale ("in millions"),
+    else its text; the positions of the rows it read are left out."""
+    kept = [i for i, name in enumerate(result.columns) if "row" not in name]
+    cells = [row[i] for row in result.rows for i in kept]
+    numbers = [round(v * table.scale, 6) for v in cells if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return tuple(sorted(numbers)) if numbers else tuple(sorted(str(v) for v in cells if v is not None))
+
+
+def is_rival(hit: Hit) -> bool:
+    """Whether a passage is a rival's computed result (shown beside the answer's, never its answer)."""
+    return hit.strategy == RIVAL
 
 
 def _row_named(asked: Sequence[Concept], table: TableInfo) -> float:

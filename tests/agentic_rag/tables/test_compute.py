@@ -343,3 +343,60 @@ def test_a_sheet_the_question_names_is_the_first_candidate(tmp_path):
     assert [t.name for t in found if prior.get(t.table_id, 0) >= 1.0] == ["Pie"]
     found, prior = candidate_tables(store, [], "What does the summary say about item z?")  # a plain word
     assert not [t for t in found if prior.get(t.table_id, 0) >= 1.0]
+
+
+def _value(computed: dict):
+    return computed["rows"][0][computed["columns"].index("value")]
+
+
+def _budgets(tmp_path, fake_embedder, amounts: dict[str, dict[str, int]]):
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    book = openpyxl.Workbook()
+    book.remove(book.active)
+    for name, rows in amounts.items():
+        sheet = book.create_sheet(name)
+        sheet.append(["Item", "Amount"])
+        for item, amount in rows.items():
+            sheet.append([item, amount])
+    path = tmp_path / "household.xlsx"
+    book.save(path)
+    assert kb.ingest_file(path).status == "indexed"
+    return wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+
+
+def test_when_another_table_reads_the_question_as_well_and_gives_another_figure_the_answer_says_so(
+        tmp_path, fake_embedder):
+    agent = _budgets(tmp_path, fake_embedder, {"Budget 2023": {"Rent": 1200, "Food": 400},
+                                               "Budget 2024": {"Rent": 1350, "Food": 420}})
+    result = agent.ask("What is the amount for rent?")
+    computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+    figures = {_value(computed), _value(computed["rival"])}
+    assert figures == {1200, 1350}  # each sheet's cell, one the answer's, the other its rival's
+    assert computed["table"] != computed["rival"]["table"]
+    stated = [f for f in ("1,200", "1,350") if f in result.answer]
+    assert len(stated) == 1, result.answer  # one answer to one question, never both figures
+    assert "Another table reads the question almost as well" in result.answer
+    assert computed["rival"]["cells"] in result.answer  # where the other figure is
+    assert result.confidence <= 0.5 and result.confidence_features["rival"] == 1.0
+    assert {c.location.sheet for c in result.citations} == {"Budget 2023", "Budget 2024"}  # both among the Sources
+    assert all(c.verdict == "supported" for c in result.claims)  # the engine's note is not a claim
+
+
+def test_a_year_or_a_sheet_the_question_names_leaves_no_rival(tmp_path, fake_embedder):
+    agent = _budgets(tmp_path, fake_embedder, {"Budget 2023": {"Rent": 1200, "Food": 400},
+                                               "Budget 2024": {"Rent": 1350, "Food": 420}})
+    for question, figure in (("What is the amount for rent in 2024?", "1350"),
+                             ("On the Budget 2023 sheet, what is the amount for rent?", "1200")):
+        result = agent.ask(question)
+        computed = next(t for t in result.trace if t["step"] == "retrieve")["details"].get("computed", {})
+        assert "rival" not in computed and figure in result.answer.replace(",", ""), (question, result.answer)
+        assert "Another table" not in result.answer and not result.confidence_features["rival"]
+
+
+def test_tables_that_give_the_same_figure_are_no_rivals(tmp_path, fake_embedder):
+    agent = _budgets(tmp_path, fake_embedder, {"Budget": {"Rent": 1200, "Food": 400},
+                                               "Copy of Budget": {"Rent": 1200, "Food": 400}})
+    result = agent.ask("What is the amount for rent?")
+    computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+    assert _value(computed) == 1200 and "rival" not in computed
+    assert "1,200" in result.answer and "Another table" not in result.answer
