@@ -7,6 +7,7 @@ are the Brains. Tests pass their own retrievers that follow the same Protocol.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from advanced_retrieval import Filters, Hit
@@ -46,6 +47,8 @@ class TableSource(Protocol):
     def rows(self, table: TableInfo, first: int = 1, count: int = 200) -> list[tuple]: ...
 
     def query(self, sql: str, *, seconds: float = 5.0, max_rows: int = 200) -> QueryResult: ...
+
+    def reading(self) -> AbstractContextManager: ...  # one connection for the reads of one question
 
 
 class OutlineSource(Protocol):

@@ -43,8 +43,9 @@ QUERY_SECONDS = 5.0
 MAX_ROWS = 200
 MAX_LABELS = 300
 _CONFIG = {"enable_external_access": False}
-_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS: dict[str, threading.RLock] = {}
 _LOCKS_GUARD = threading.Lock()
+_WRITES: dict[str, int] = {}  # writes this process made to each tables file (a listing read before one is stale)
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS table_index (table_id VARCHAR PRIMARY KEY, doc_id VARCHAR, file_name VARCHAR, "
     "name VARCHAR, title VARCHAR, note VARCHAR, scale DOUBLE, columns VARCHAR, location VARCHAR, "
@@ -140,13 +141,19 @@ class TableStore:
 
     path: Path
     lock_wait: float = LOCK_WAIT_S
-    _lock: threading.Lock = field(init=False, repr=False)
+    _lock: threading.RLock = field(init=False, repr=False)
+    _held: object = field(default=None, init=False, repr=False)  # the read connection reading() holds
     _whole: int | None = field(default=None, init=False, repr=False)  # inode of the file last seen with its schema
+    # The last listing of every table, and the file's state when it was read (see _state): a question lists the
+    # library's tables several times (candidates, named files and sheets, headed tables), and a listing reads
+    # every table's columns and row locations (~90 ms for 700 tables of six filings).
+    _listed: tuple[tuple, list[TableInfo]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         self.path = Path(self.path)
+        self._key = str(self.path.resolve())
         with _LOCKS_GUARD:
-            self._lock = _LOCKS.setdefault(str(self.path.resolve()), threading.Lock())
+            self._lock = _LOCKS.setdefault(self._key, threading.RLock())
 
     # -- writes ----------------------------------------------------------------------------------------------
     def write(self, doc_id: str, file_name: str, tables: Sequence[DataTable], outline: dict | None = None) -> int:
@@ -231,19 +238,33 @@ class TableStore:
             con.execute("UPDATE document_index SET outline = ? WHERE doc_id = ?", [json.dumps(outline), doc_id])
 
     def tables(self, doc_ids: Iterable[str] | None = None) -> list[TableInfo]:
-        """The stored tables (of `doc_ids` when given), in the order they were written per document."""
+        """The stored tables (of `doc_ids` when given), in the order they were written per document. The listing
+        is read again only when the file changed since the last one (a write of this process or another's)."""
         if not self.path.exists():
             return []
-        query, params = "SELECT * FROM table_index", []
-        if doc_ids is not None:
-            doc_ids = list(doc_ids)
-            if not doc_ids:
-                return []
-            query += f" WHERE doc_id IN ({', '.join('?' for _ in doc_ids)})"
-            params = doc_ids
-        with self._connect() as con:
-            rows = con.execute(query + " ORDER BY doc_id, rowid", params).fetchall()
-        return [_info(r) for r in rows]
+        state = self._state()
+        listed = self._listed
+        if listed is None or listed[0] != state:
+            with self._connect() as con:
+                rows = con.execute("SELECT * FROM table_index ORDER BY doc_id, rowid").fetchall()
+            # the state was taken before the read: a write after it changes the state, and the next call reads again
+            listed = self._listed = (state, [_info(r) for r in rows])
+        if doc_ids is None:
+            return list(listed[1])
+        wanted = set(doc_ids)
+        return [t for t in listed[1] if t.doc_id in wanted]
+
+    def _state(self) -> tuple:
+        """What any write changes: this process's count of writes to the file, and the file's and its write-ahead
+        log's identity, size and time of last change (another process's write; a file put back by a restore)."""
+        seen = []
+        for path in (self.path, self.path.with_name(self.path.name + ".wal")):
+            try:
+                st = path.stat()
+                seen.append((st.st_ino, st.st_size, st.st_mtime_ns))
+            except FileNotFoundError:
+                seen.append(None)
+        return (_WRITES.get(self._key, 0), *seen)
 
     def rows(self, table: TableInfo, first: int = 1, count: int = MAX_ROWS) -> list[tuple]:
         """Rows `first`..first+count-1 of a table as stored (_row first)."""
@@ -282,12 +303,36 @@ class TableStore:
 
     # -- connection ------------------------------------------------------------------------------------------
     @contextmanager
+    def reading(self):
+        """One read connection for the reads inside the block (the tables of one question: its listings, layouts,
+        distinct values and queries, ~30 reads), where each read would otherwise open the file again (~30 ms with
+        700 tables: DuckDB reads the catalog on every open). The block holds the file for this thread: another
+        thread's reads and writes, and another process's writes, wait for its end, so keep it short. Nested
+        blocks share the outer one's connection; a write inside one is refused."""
+        with self._lock:
+            if self._held is not None or not self.path.exists():
+                yield
+                return
+            with self._connect() as con:
+                self._held = con
+                try:
+                    yield
+                finally:
+                    self._held = None
+
+    @contextmanager
     def _connect(self, *, write: bool = False):
         """One connection for one operation, the only one of this process; waits out another process's write.
 
         A file without its index tables (created, then the process was killed before its schema was written)
         is finished on first use, as a write: nothing in it is lost, since nothing was ever stored."""
         with self._lock:
+            if self._held is not None:
+                if write:
+                    raise TableStoreError(f"the tables file {self.path} is being read (TableStore.reading): "
+                                          "no write inside it")
+                yield self._held
+                return
             con = self._open(write)
             try:
                 inode = self.path.stat().st_ino
@@ -302,6 +347,8 @@ class TableStore:
                 yield con
             finally:
                 con.close()
+                if write:
+                    _WRITES[self._key] = _WRITES.get(self._key, 0) + 1
 
     def _open(self, write: bool):
         import duckdb

@@ -191,7 +191,8 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
     """Answer `question` from a table by one query (the model's, when `write_sql` is given and returns one,
     else the rules'); None when no table is a candidate. `figures`: the question asks for a figure (else a
     lookup needs a column the question names)."""
-    found, prior = candidate_tables(tables, hits, question)
+    with tables.reading():  # one connection for the listings (not across a model's call)
+        found, prior = candidate_tables(tables, hits, question)
     if not found:
         return None
     asked = [c for c in query_concepts(question) if not any(ch.isdigit() for ch in c.text)]
@@ -200,6 +201,12 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
         written = _model(question, ranked[:MAX_TABLES], tables, write_sql)
         if written is not None:
             return written
+    with tables.reading():  # the rules read layouts, values and results: ~30 reads, one connection
+        return _rules(question, ranked, prior, tables, figures)
+
+
+def _rules(question: str, ranked: list[TableInfo], prior: dict[str, float], tables: TableSource,
+           figures: bool) -> Computation:
     names = _names(question)
     layouts = {t.table_id: _layout(tables, t) for t in ranked[:MAX_TABLES * 3]}
     values = {t.table_id: _distinct(tables, t, names, layouts[t.table_id]) for t in ranked[:MAX_TABLES]}

@@ -167,3 +167,51 @@ def test_a_tables_file_cut_short_before_its_last_column_is_finished_too(tmp_path
         con.execute("INSERT INTO document_index VALUES ('d', 'a.csv', 0)")
     store = TableStore(path)
     assert store.outline("d") is None and store.documents() == {"d"}  # kept, and the column added
+
+
+def test_the_listing_is_read_once_until_any_process_writes(tmp_path, monkeypatch):
+    path = tmp_path / "tables.duckdb"
+    store, other = TableStore(path), TableStore(path)
+    store.write("d1", "a.xlsx", [_sales()])
+    reads = []
+    real = TableStore._connect
+    monkeypatch.setattr(TableStore, "_connect", lambda self, **kw: (reads.append(kw), real(self, **kw))[1])
+    first = store.tables()
+    assert [t.doc_id for t in first] == ["d1"] and store.tables() == first and store.tables(["d1"]) == first
+    assert store.tables(["nothing"]) == [] and len(reads) == 1  # one read for four listings
+    other.write("d2", "b.xlsx", [_sales(3)])  # another store of this process
+    assert [t.doc_id for t in store.tables()] == ["d1", "d2"]
+    subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        from advanced_retrieval.tables import TableStore
+        TableStore({str(path)!r}).delete(["d1"])
+    """)], check=True, timeout=120, cwd=str(__import__("pathlib").Path(__file__).parents[3]))
+    assert [t.doc_id for t in store.tables()] == ["d2"]  # another process's write
+    assert [t.doc_id for t in store.tables(["d2"])] == ["d2"] and store.tables(["d1"]) == []
+
+
+def test_the_reads_of_one_question_share_one_connection_and_writes_wait_for_it(tmp_path, monkeypatch):
+    import threading
+
+    from advanced_retrieval.tables.store import TableStoreError
+
+    path = tmp_path / "tables.duckdb"
+    store = TableStore(path)
+    store.write("d1", "a.xlsx", [_sales()])
+    opened = []
+    real = TableStore._open
+    monkeypatch.setattr(TableStore, "_open", lambda self, write: (opened.append(write), real(self, write))[1])
+    written = threading.Event()
+    with store.reading():
+        table = store.tables()[0]
+        assert store.rows(table, 1, 2)[0][1] == "North"
+        assert store.query(f'SELECT count(*) FROM "{table.physical}"').rows == ((5,),)
+        with store.reading():  # nested: the same connection
+            assert store.query("SELECT 1").rows == ((1,),)
+        with pytest.raises(TableStoreError, match="no write inside"):
+            store.write("d2", "b.xlsx", [_sales(2)])
+        writer = threading.Thread(target=lambda: (TableStore(path).write("d3", "c.xlsx", [_sales(3)]), written.set()))
+        writer.start()
+        assert not written.wait(0.5)  # another thread's write waits for the block to end
+        assert opened == [False]  # one connection for every read of the block
+    writer.join(timeout=30)
+    assert written.is_set() and sorted(t.doc_id for t in store.tables()) == ["d1", "d3"]
