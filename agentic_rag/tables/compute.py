@@ -303,7 +303,9 @@ def schemas(tables: TableSource, candidates: Sequence[TableInfo]) -> str:
 def _model(question: str, candidates: list[TableInfo], tables: TableSource,
            write_sql: Callable[[str, str], str | None]) -> Computation | None:
     """The model's query over the candidates' schemas; None when no model wrote one (it failed: the rules plan)."""
-    written = write_sql(question, schemas(tables, candidates))
+    with tables.reading():  # the candidates' first rows, one connection; released before the model's call
+        described = schemas(tables, candidates)
+    written = write_sql(question, described)
     if written is None:
         return None
     sql = re.sub(r"^```(?:sql)?\s*|\s*```$", "", written.strip(), flags=re.IGNORECASE).strip()

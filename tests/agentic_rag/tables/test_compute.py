@@ -400,3 +400,26 @@ def test_tables_that_give_the_same_figure_are_no_rivals(tmp_path, fake_embedder)
     computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
     assert _value(computed) == 1200 and "rival" not in computed
     assert "1,200" in result.answer and "Another table" not in result.answer
+
+
+def test_a_table_question_opens_the_tables_file_a_few_times_not_once_a_read(tmp_path, fake_embedder, monkeypatch):
+    """The rules read ~30 things of up to 18 tables (layouts, values, results): one connection for them all, one for
+    the listings, one for the schemas a model is shown; none held while the model writes its query."""
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import compute
+
+    agent = _budgets(tmp_path, fake_embedder, {f"Budget {year}": {"Rent": year - 1000, "Food": 400}
+                                               for year in range(2015, 2025)})
+    hits = agent.retriever.retrieve("What is the amount for rent?", k=8)
+    store = agent.tables
+    opened, held = [], []
+    real = TableStore._open
+    monkeypatch.setattr(TableStore, "_open", lambda self, write: (opened.append(write), real(self, write))[1])
+
+    def write_sql(question, schemas):  # a model that fails: the rules answer
+        held.append(store._held is not None)
+        return None
+
+    done = compute("What is the amount for rent?", hits, store, write_sql)
+    assert done is not None and done.hit is not None and done.rival is not None  # ten sheets of one shape
+    assert len(opened) <= 4 and not any(opened) and held == [False]
