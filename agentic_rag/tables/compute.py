@@ -244,10 +244,14 @@ def _with_rival(done: Computation, chosen: TableQuery, every: Sequence[TableQuer
     return done
 
 
+# a result's columns that say which rows it read and how many, not what they hold ("Growth" is a figure's column)
+_POSITION = re.compile(r"_row|rows|rows?_(?:from|to)")
+
+
 def _figures(result: QueryResult, table: TableInfo) -> tuple:
     """What a result states, to compare two tables' results: its figures at the tables' scale ("in millions"),
     else its text; the positions of the rows it read are left out."""
-    kept = [i for i, name in enumerate(result.columns) if "row" not in name]
+    kept = [i for i, name in enumerate(result.columns) if not _POSITION.fullmatch(name)]
     cells = [row[i] for row in result.rows for i in kept]
     numbers = [round(v * table.scale, 6) for v in cells if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return tuple(sorted(numbers)) if numbers else tuple(sorted(str(v) for v in cells if v is not None))

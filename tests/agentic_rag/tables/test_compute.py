@@ -423,3 +423,18 @@ def test_a_table_question_opens_the_tables_file_a_few_times_not_once_a_read(tmp_
     done = compute("What is the amount for rent?", hits, store, write_sql)
     assert done is not None and done.hit is not None and done.rival is not None  # ten sheets of one shape
     assert len(opened) <= 4 and not any(opened) and held == [False]
+
+
+def test_two_results_are_compared_by_what_they_state_not_by_the_rows_they_read(tmp_path):
+    from advanced_retrieval.tables import QueryResult, TableStore
+    from agentic_rag.tables.compute import _figures
+    from document_processor import DataTable, Location
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    store.write("d", "a.xlsx", [DataTable("S", "S", ("Item", "Growth"), (("x", "1"),), Location(sheet="S"))])
+    table = store.tables()[0]
+    one = QueryResult("", ("_row", "label", "Growth", "rows"), ((3, "Rent", 5.0, 2),))
+    other = QueryResult("", ("_row", "label", "Growth", "rows"), ((9, "Rent", 5.0, 4),))
+    grown = QueryResult("", ("_row", "label", "Growth", "rows"), ((3, "Rent", 6.0, 2),))
+    assert _figures(one, table) == _figures(other, table)  # the same figure read at other rows
+    assert _figures(one, table) != _figures(grown, table)  # a column whose name holds "row" is a figure
