@@ -22,6 +22,8 @@ from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.seams import TableSource
 from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, is_month, periods_of, plans
+from agentic_rag.tables.position import counted as position_row
+from agentic_rag.tables.position import position_of
 from agentic_rag.tables.words import bases, name_forms
 from document_processor import Chunk, Location
 
@@ -81,6 +83,11 @@ def candidate_tables(tables: TableSource, hits: Sequence[Hit],
     named = _named_file_tables(tables, question)
     if named:  # "the first table of tbl-cell-access.docx", "the Pie sheet of charts.xlsx": that file's tables only
         hits = [h for h in hits if h.chunk.doc_id == named[0].doc_id]
+    where = position_of(question) if question else None
+    if where is not None and where.table is not None:  # "the second table of report.docx": that table alone
+        counted = _table_at(tables, hits, named, question, where.table)
+        if counted is not None:
+            return [counted], {counted.table_id: SHEET_PRIOR}
     docs = list(dict.fromkeys(h.chunk.doc_id for h in hits if not is_computed(h.chunk)))[:MAX_DOCUMENTS]
     found = tables.tables(docs) if docs else []
     if named:
@@ -105,6 +112,27 @@ def candidate_tables(tables: TableSource, hits: Sequence[Hit],
             found.append(table)
         prior[table.table_id] = SHEET_PRIOR
     return found, prior
+
+
+_PLACE = re.compile(r"\b(?P<kind>page|slide|p\.)\s*(?P<n>\d{1,4})\b", re.IGNORECASE)
+
+
+def _table_at(tables: TableSource, hits: Sequence[Hit], named: Sequence[TableInfo], question: str,
+              count: int) -> TableInfo | None:
+    """The table a question counts to ("the first table", "the last table on slide 3"): among the tables of the
+    file it names, else of the best hit's document, in the order the document holds them, on the page or slide
+    it names; None when there is no such table."""
+    if named:
+        pool = list(named)
+    else:
+        doc = next((h.chunk.doc_id for h in hits if not is_computed(h.chunk)), None)
+        pool = tables.tables([doc]) if doc is not None else []
+    place = _PLACE.search(question)
+    if place:
+        n, kind = int(place.group("n")), place.group("kind").lower()
+        pool = [t for t in pool if (t.location.slide if kind == "slide" else t.location.page) == n]
+    found = position_row(count, len(pool))
+    return pool[found - 1] if found is not None else None
 
 
 def _named_file_tables(tables: TableSource, question: str) -> list[TableInfo]:
@@ -233,6 +261,8 @@ def _with_rival(done: Computation, chosen: TableQuery, every: Sequence[TableQuer
 
     def reading(query: TableQuery) -> float:
         own = query.table.table_id
+        if query.positional:  # "the last row": of the table retrieval and the question place, not any table's
+            return query.score
         return query.score - (0.0 if own in named else prior.get(own, 0.0))
 
     bar = reading(chosen) - RIVAL_MARGIN
@@ -356,6 +386,12 @@ def _cells(tables: TableSource, table: TableInfo | None, query: TableQuery | Non
         bounds = tables.query(f'SELECT min("_row"), max("_row") FROM "{table.physical}"{query.filters}')
         if bounds.ok and bounds.rows and bounds.rows[0][0] is not None:
             rows = [bounds.rows[0][0], bounds.rows[0][1]]
+    if query.op in ("whole", "cells") and len(query.columns) > 2 and rows:  # a block of cells: its corners
+        start, end = table.cell_label(min(rows), query.columns[0]), table.cell_label(max(rows), query.columns[-1])
+        if "!" in start and "!" in end:
+            return f"{start}:{end.split('!', 1)[1]}"
+        return f"{table.file_name}, {table.name}, " + (f"rows {min(rows)}-{max(rows)}" if len(set(rows)) > 1
+                                                       else f"row {rows[0]}")
     labels = [table.range_label(rows, c) for c in query.columns[-2:]] if rows else [table.name]
     return "; ".join(dict.fromkeys(labels))
 
@@ -419,8 +455,13 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         ranked = [f"{_month(r[names.index('label')]) if month else _label(r[names.index('label')])} "
                   f"({figure(r[names.index('value')])})" for r in rows[:MAX_SHOWN_ROWS]]
         return [f"{query.what}: {'; '.join(ranked)}"]
+    if query is not None and query.op == "cells" and rows:  # a row the question points at: each of its cells
+        row = dict(zip(names, rows[0], strict=True))
+        cells = [f"{c.name}: {shown(row[c.sql])}" for c in query.table.columns if row.get(c.sql) not in (None, "")]
+        return [f"{query.what}: {'; '.join(cells)}"]
     if query is not None and rows and "value" in names:
-        counted = f" (over {shown(rows[0][names.index('rows')])} rows)" if "rows" in names else ""
+        counted = f" (over {shown(rows[0][names.index('rows')])} rows)" if "rows" in names else \
+            f" (over {shown(rows[0][names.index('cells')])} cells)" if "cells" in names else ""
         return [f"{query.what}: {figure(rows[0][names.index('value')])}{counted}"]
     if query is not None and query.op == "count" and rows:
         return [f"number of {query.what}: {shown(rows[0][0])}"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from advanced_retrieval.tables import TableInfo
 from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, abbreviated, forms_of, query_concepts
+from agentic_rag.tables.position import MIDDLE, Position, position_of, said
 from agentic_rag.tables.words import (
     contracted,
     contracts,
@@ -84,6 +85,10 @@ _TOP_N = re.compile(rf"\btop\s+(?P<n>{_N})\b|\b(?P<n2>{_N})\s+(?:highest|largest
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _DATE = re.compile(r"^(?:1[6-9]|20)\d\d-\d\d(?:-\d\d)?")
 _TOTAL_ROW = re.compile(r"\b(?:total|subtotal|sum|all)\b", re.I)
+# a row that totals those above it, as spreadsheets in other languages label it (a German pivot table's
+# "Gesamtergebnis", "Summe"; French "Total général"; Dutch "Totaal"; Italian "Totale"; Russian "Итого", "Всего")
+_TOTAL_LABEL = re.compile(r"\b(?:total\w*|subtotal|sum|all|gesamt\w*|insgesamt|summe|totaal|totale|somme|"
+                          r"итого|всего)\b|合計|总计|合计|小計|小计", re.I)
 _SUBTOTAL = re.compile(r"\s*(?:sub)?totals?\b", re.I)  # a row that adds up the rows above it: "Total Domestic revenue"
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _GENERIC = frozenset(forms_of("total net other value amount number item label column row table year years fiscal "
@@ -248,6 +253,7 @@ class TableQuery:
     filters: str = ""  # the WHERE clause, when the rows are those a filter selects
     score: float = 0.0
     named: str = ""  # the figure the question named by its definition ("operating margin"), worked out here
+    positional: bool = False  # its cells are those the question points at by position ("the last row")
 
 
 def plan(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mapping[int, Sequence[str]]],
@@ -290,6 +296,7 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
     if asks_reason(question):
         return []  # a cause is written in the text around a table, not computed from its cells
     asked = replace(TableAsk.of(question), figures=figures)
+    where = position_of(question)
     out: list[TableQuery] = []
     for table in tables:
         best: TableQuery | None = None
@@ -303,6 +310,11 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table) - PART_WEIGHT * _of_a_part(ask, table)
         own = values.get(table.table_id, {})
         layout = (layouts or {}).get(table.table_id, Layout())
+        if where is not None and where.points_in:  # the cells the question points at by position, or none: no
+            placed = _position_query(asked, table, where, layout)  # reading of its words counts rows for it
+            if placed is not None:
+                out.append(replace(placed, score=placed.score + bonus))
+            continue
         for query in (_cell_query(ask, table, layout), _aggregate_query(ask, table, own, layout),
                       _series_query(ask, table, own),
                       _groups_query(ask, table, own), _columns_query(ask, table, own), _across_query(ask, table, own),
@@ -316,6 +328,9 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         if best is not None and (best.op != "lookup" or _reads_what_is_asked(asked, best)) \
                 and not _named_elsewhere(asked, best, layout):
             out.append(best)
+    if any(q.positional and q.op == "lookup" for q in out):
+        # "the last row under Header1": the tables with a column of that name, not every table's last row
+        out = [q for q in out if not (q.positional and q.op == "cells")]
     return sorted(out, key=lambda q: -q.score)
 
 
@@ -472,6 +487,108 @@ def _totalled(table: TableInfo) -> str:
     last = table.labels[-1] if table.labels else ""
     m = _SUBTOTAL.match(last)
     return last[m.end():] if m and len(table.labels) > 2 else ""
+
+
+# -- cells the question points at by position ------------------------------------------------------------------
+
+POSITION_SCORE = 2.5  # a row, column or cell named by position: above any reading of the question's words
+
+
+def _position_query(ask: TableAsk, table: TableInfo, where: Position, layout: Layout = Layout()) -> TableQuery | None:
+    """The cells `where` points at in `table` (position.Position): one cell ("the middle cell", "the last row
+    under Header1", "cell B7"), a row's cells, a column's aggregate ("the sum of column C"), a row's aggregate, or
+    every figure of the table ("what do all the numbers in the table add up to"). None when the table has no such
+    row or column, or the question points at a row and names no column this table has while asking a figure of
+    several."""
+    source = _q(table.physical)
+    row = where.row_in(table)
+    column = where.column_in(table)
+    if (where.row is not None or where.sheet_row is not None) and row is None:
+        return None  # "the middle row" of an even count, "row 12" of a table of ten
+    if (where.column is not None or where.letter) and column is None:
+        return None
+    numeric = [i for i, c in enumerate(table.columns) if c.numeric]
+    function = {"sum": "sum", "avg": "avg", "max": "max", "min": "min", "count": "count"}.get(ask.op)
+    if where.whole:
+        numeric = _figures_of(table, numeric)
+        if function is None or not numeric:
+            return None
+        cells = ", ".join(_q(table.columns[i].sql) for i in numeric)
+        sql = (f'SELECT {function}(v) AS value, count(v) AS "cells" FROM (SELECT unnest([{cells}]) AS v '
+               f"FROM {source})")
+        ordinal = said(where.table, 0, 0, "table").split(" (")[0] if where.table is not None else "the table"
+        return TableQuery(table, sql, "whole", f"{function} of all the numbers in {ordinal}", tuple(numeric),
+                          tuple(range(1, table.n_rows + 1)), score=POSITION_SCORE, positional=True)
+    if column is None and row is not None:
+        # a column the question names by its header: most of the header's words ("Header1", "Unit price"), not
+        # one of many ("Purchased Under the Program" for "under Header1")
+        shares = {i: _header_share(ask, table, i) for i in range(len(table.columns))}
+        best = max(shares.values(), default=0.0)
+        named = [i for i, share in shares.items() if share == best and share >= MIN_ROW_MATCH]
+        column = named[0] if len(named) == 1 else None
+    if row is None and column is not None and ask.op in ("lookup", "count"):
+        # "the value in the second column for Rent": the row its label names
+        rows = _matching_rows(ask, table, layout)
+        row = rows[0][0] if rows and rows[0][1] >= NAMED_ROW else None
+        if row is None:
+            return None
+    where_row = f' WHERE "_row" = {row}' if row is not None else ""
+    label = ""
+    if row is not None:
+        label = f"row {row} of the sheet" if where.sheet_row is not None and table.location.sheet is not None \
+            else said(where.row, row, table.n_rows, "row")
+        if table.labels and not table.columns[0].numeric and 0 < row <= len(table.labels) and table.labels[row - 1]:
+            label += f", {table.labels[row - 1]}"
+    header = table.columns[column].name if column is not None else ""
+    if column is not None and (where.column is not None or where.letter):
+        header = (f"column {where.letter}" if where.letter else said(where.column, column + 1,
+                                                                          len(table.columns), "column")) + \
+            (f' "{header}"' if not re.fullmatch(r"column (?:\d+|[A-Z]{1,2})", header) else "")
+    if row is not None and column is not None:
+        sql = f'SELECT "_row", {_q(table.columns[column].sql)} AS value FROM {source}{where_row}'
+        what = f"{label}, {header}"
+        if where.row == MIDDLE and where.column == MIDDLE:
+            what = f"the middle cell: {what}"
+        return TableQuery(table, sql, "lookup", what, (column,), (row,), score=POSITION_SCORE, positional=True)
+    if column is not None:  # a column: its aggregate
+        if function is None or function != "count" and not table.columns[column].numeric:
+            return None
+        col = _q(table.columns[column].sql)
+        exclude = _total_rows(table) if function in ("sum", "avg") else ""
+        clause = f" WHERE {exclude}" if exclude else ""
+        sql = f'SELECT {function}({col}) AS value, count({col}) AS "rows" FROM {source}{clause}'
+        return TableQuery(table, sql, function, f"{function} of {header}", (column,), (), clause,
+                          score=POSITION_SCORE, positional=True)
+    if function is not None and function != "count":  # a row's figures: their aggregate
+        figures = _figures_of(table, numeric)
+        if not figures:
+            return None
+        cells = ", ".join(_q(table.columns[i].sql) for i in figures)
+        sql = (f'SELECT {function}(v) AS value, count(v) AS "cells" FROM (SELECT unnest([{cells}]) AS v '
+               f"FROM {source}{where_row})")
+        return TableQuery(table, sql, "whole", f"{function} of {label}", tuple(figures), (row,),
+                          score=POSITION_SCORE, positional=True)
+    columns = ", ".join(_q(c.sql) for c in table.columns)
+    sql = f'SELECT "_row", {columns} FROM {source}{where_row}'
+    return TableQuery(table, sql, "cells", label, tuple(range(len(table.columns))), (row,),
+                      score=POSITION_SCORE, positional=True)
+
+
+def _header_share(ask: TableAsk, table: TableInfo, column: int) -> float:
+    """The share of a column header's own words (not generic ones, not its years) the question holds."""
+    forms = name_forms(table.columns[column].name) - _GENERIC - frozenset(_YEAR.findall(table.columns[column].name))
+    words = [w for w in re.findall(r"[A-Za-z0-9]+", identifier_text(table.columns[column].name))
+             if w.lower() not in _FUNCTION_WORDS and not _YEAR.fullmatch(w) and (forms_of(w.lower()) & forms
+                                                                                or w.lower() in forms)]
+    if not words:
+        return 0.0
+    asked = ask.forms - _file_words(ask, table)
+    return sum(1 for w in words if (forms_of(w.lower()) or frozenset({w.lower()})) & asked) / len(words)
+
+
+def _figures_of(table: TableInfo, numeric: Sequence[int]) -> list[int]:
+    """The numeric columns that hold figures, not the years or dates rows are of ("Year" in a yearly series)."""
+    return [i for i in numeric if not forms_of(identifier_text(table.columns[i].name)) & _DATED]
 
 
 # -- a cell, or a change between two cells -------------------------------------------------------------------
@@ -902,7 +1019,8 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
             found.setdefault(words, (i, score))
     if not found and ask.op in ("lookup", "change", "ratio") and _TOTAL_ROW.search(ask.text):
         # "how much higher were total company sales in December than in January": the table's own total row
-        totals = [i for i, label in enumerate(table.labels, start=1) if _TOTAL_ROW.fullmatch(label.strip().rstrip(":"))]
+        totals = [i for i, label in enumerate(table.labels, start=1)
+                  if _TOTAL_LABEL.fullmatch(label.strip().rstrip(":"))]
         return [(totals[0], 0.7)] if len(totals) == 1 else []
     return sorted(found.values(), key=lambda x: -x[1])
 
@@ -1758,7 +1876,7 @@ def _label_column(table: TableInfo, value_column: int) -> int:
 
 def _total_rows(table: TableInfo) -> str:
     """A condition leaving out a statement's own total rows, so a computed total does not count them twice."""
-    totals = [i for i, label in enumerate(table.labels, start=1) if _TOTAL_ROW.search(label)]
+    totals = [i for i, label in enumerate(table.labels, start=1) if _TOTAL_LABEL.search(label)]
     if not totals or len(table.labels) < table.n_rows:
         return ""
     return f'"_row" NOT IN ({", ".join(map(str, totals))})'

@@ -1366,3 +1366,15 @@ def test_a_row_printed_without_a_name_is_never_the_answer_to_which(tmp_path, que
 def test_the_year_before_the_one_named_is_the_other_side_of_a_change(store, question, rows):
     _, result = _answer(store, question)
     assert result.rows == rows  # not the named year's figure shown as the change
+
+
+def test_a_total_row_labelled_in_another_language_is_not_added_again(tmp_path):
+    # a German pivot table prints its grand total as "Gesamtergebnis": a computed total leaves it out
+    pivot = DataTable("Tabelle3", "Tabelle3", ("Zeilenbeschriftungen", "Summe von Umsatz"),
+                      (("Nord", "11"), ("Süd", "33"), ("Gesamtergebnis", "44")),
+                      Location(sheet="Tabelle3", cells="A1:B4"),
+                      tuple(Location(sheet="Tabelle3", cells=f"A{r}:B{r}") for r in (2, 3, 4)), ("A", "B"))
+    store = TableStore(tmp_path / "tables.duckdb")
+    store.write("p", "pivot.xlsx", [pivot])
+    query, result = _answer(store, "What is the overall sum of the Umsatz column?")
+    assert result.rows[0][0] == 44.0 and '"_row" NOT IN (3)' in query.sql
