@@ -24,7 +24,7 @@ from agentic_rag.seams import TableSource
 from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, is_month, periods_of, plans
 from agentic_rag.tables.position import counted as position_row
 from agentic_rag.tables.position import position_of
-from agentic_rag.tables.words import bases, name_forms
+from agentic_rag.tables.words import bases, joined, meets, name_forms
 from document_processor import Chunk, Location
 
 MAX_DOCUMENTS = 4  # documents whose tables are candidates: those of the best hits
@@ -36,6 +36,7 @@ MAX_TRIES = 3
 HEADER_PRIOR = 0.3  # a sheet whose headers the question names, retrieval having missed it
 SHEET_PRIOR = 1.0  # a sheet the question names ("on Tabelle1", "the Pie sheet"): as strong as the best hit
 VALUE_PRIOR = 0.5  # how strongly a sheet holding a name the question gives is a candidate (as a second-ranked hit)
+SPELLED = 3  # what a header of words run together that the question's words spell counts for (two words at least)
 MAX_NAMES = 4  # names of a question looked for in the sheets' cells
 MAX_SCANNED = 60  # sheets scanned for them  # the rules' queries tried in turn while they find nothing  # result rows written into the passage
 # Another table's query that scores within this of the chosen one reads the question almost as well: within what one
@@ -177,11 +178,13 @@ def headed(tables: Sequence[TableInfo], question: str, known: set[str]) -> list[
     file named Regional_Sales). A sheet's text may never be retrieved: its rows are figures under one header."""
     asked = query_concepts(question)
     periods = set(periods_of(question))
+    every = forms_of(question)
     out = []
     for table in [t for t in tables if t.location.sheet is not None and t.table_id not in known][:MAX_SCANNED]:
         heads = [c for c in table.columns if c.numeric]
         named = sum(1 for c in heads if periods & set(periods_of(c.name, header=True))) + \
-            sum(1 for c in asked if not c.specific and any(c.met(name_forms(h.name) - GENERIC) for h in heads))
+            sum(1 for c in asked if not c.specific and any(c.met(name_forms(h.name) - GENERIC) for h in heads)) + \
+            SPELLED * sum(1 for h in heads if meets(every, joined(h.name)))  # "pupil-teacher ratio": PTRATIO
         about = sum(1 for c in asked if c.met(forms_of(f"{table.name} {re.sub(r'[_.-]+', ' ', table.file_name)}")
                                               - GENERIC))
         if named >= 1 and named + about >= 3:

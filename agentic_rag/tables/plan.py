@@ -22,9 +22,11 @@ from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, abbreviated, forms_of, query_concepts
 from agentic_rag.tables.position import MIDDLE, Position, position_of, said
 from agentic_rag.tables.words import (
+    MONTH_NAMES,
     contracted,
     contracts,
     identifier_text,
+    joined,
     measure_nouns,
     meets,
     name_forms,
@@ -83,6 +85,7 @@ _N = r"\d{1,2}|two|three|four|five|six|seven|eight|nine|ten"
 _TOP_N = re.compile(rf"\btop\s+(?P<n>{_N})\b|\b(?P<n2>{_N})\s+(?:highest|largest|biggest|greatest|lowest|smallest|"
                     r"most|least|best|worst)\b", re.I)
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+_ANY_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
 _DATE = re.compile(r"^(?:1[6-9]|20)\d\d-\d\d(?:-\d\d)?")
 _TOTAL_ROW = re.compile(r"\b(?:total|subtotal|sum|all)\b", re.I)
 # a row that totals those above it, as spreadsheets in other languages label it (a German pivot table's
@@ -175,9 +178,31 @@ class TableAsk:
             if words <= self.forms and words - _GENERIC:
                 names |= words
         words = {m.group(0) for _, pattern in _OPS for m in pattern.finditer(self.text)}
+        # a header of words run together that needs the word ("PTRATIO": pupil-teacher ratio) names it too
+        runs = frozenset(f for c in table.columns for f in joined(c.name))
+        spelled = meets(self.forms, runs)
+
+        def spells(word: str) -> bool:
+            return bool(spelled and spelled - meets(self.forms - forms_of(word), runs))
+
         if words and all(forms_of(w) & names for w in words):
             return replace(self, op="lookup", change=False)
+        said = [w for w in words if spells(w) or forms_of(w) & names]
+        if said and any(spells(w) for w in said):
+            # "the highest pupil-teacher ratio" (PTRATIO): the highest of the ratio the table prints; "the average
+            # expenditure" (AVGEXP) asks no other operation: still the average of the column
+            op = TableAsk.of(_blanked(self.text, said)).op
+            return replace(self, op=op, change=False) if op != "lookup" else self
         return self
+
+    def without_ratio(self) -> TableAsk | None:
+        """The ask read without its words of a share ("the largest percentage of low-income students": the
+        largest of a column of percentages), when it asks something besides; None otherwise."""
+        if self.op != "ratio":
+            return None
+        said = [m.group(0) for m in dict(_OPS)["ratio"].finditer(self.text)]
+        op = TableAsk.of(_blanked(self.text, said)).op
+        return replace(self, op=op) if op not in ("ratio", "lookup") else None
 
     def _defined(self, table: TableInfo) -> TableAsk | None:
         """The ask rewritten as the ratio a named figure is defined as, when the question names one ("operating
@@ -219,6 +244,13 @@ class TableAsk:
         named = _FORMATTING.sub(" ", question)  # "round to one decimal place" names no row or column
         return cls(question, op, years, query_concepts(named),
                    forms_of(named), which, min(count, TOP_MAX), date_points(question), change=change)
+
+
+def _blanked(text: str, words) -> str:
+    """`text` with each of `words` (as written) replaced by spaces."""
+    for word in words:
+        text = re.sub(rf"\b{re.escape(word)}\b", " " * len(word), text)
+    return text
 
 
 # a year named by the one before it: "compared with the year before", "from the prior year", "over the previous
@@ -321,6 +353,14 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
                       _filtered_lookup(ask, table, own), _text_lookup(ask, table, layout)):
             if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
                 best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
+        # "the largest percentage of low-income students" in a data file: a column of percentages (a statement's
+        # share is worked out from its rows, or not at all)
+        other = ask.without_ratio() if best is None and table.location.sheet is not None else None
+        if other is not None:
+            for query in (_aggregate_query(other, table, own, layout), _series_query(other, table, own),
+                          _groups_query(other, table, own), _columns_query(other, table, own)):
+                if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
+                    best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
         if best is not None and ask.text != asked.text and best.op == "ratio":
             best = replace(best, named=_defined_name(asked.text))
         if best is not None and best.op == "lookup" and asked.op in ("sum", "avg") and _YEARS_SPANNED.search(question):
@@ -418,9 +458,13 @@ def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[s
     # "Frito-Lay North America" is held as "FLNA": the words of a name whose initials the table prints
     initialled = abbreviated(ask.text, held)
     codes = [v for column in values.values() for v in column if 3 <= len(v) <= 5 and v.isupper()]
+    # "the Treasury bill rate" is held as "tbilrate": a header whose words, run together, need the name's
+    joins = frozenset(f for column in table.columns for f in joined(column.name)) | \
+        frozenset(f for token in _file_tokens(table.file_name) for f in joined(token))  # "El Nino": elnino.csv
     missing = [c for c in names if not (c.met(held) or meets(c.forms, held) or _in_file_name(c, stem)
                                         or set(re.findall(r"[^\W_]+", c.text.casefold())) <= initialled
-                                        or any(contracts(w, v) for w in c.text.split() for v in codes))]
+                                        or any(contracts(w, v) for w in c.text.split() for v in codes)
+                                        or meets(ask.forms, joins) - meets(ask.forms - c.forms, joins))]
     # "San Francisco" is held as "SF": the initials of the names the question writes one after another
     initials = "".join(c.text[0] for c in missing).lower()
     if not missing or (len(missing) >= 2 and initials in held and _adjacent(ask.text, missing)):
@@ -479,7 +523,12 @@ def _about(ask: TableAsk, table: TableInfo) -> float:
                                _totalled(table)]))
     total = sum(c.weight for c in ask.concepts) or 1.0
     own = _file_words(ask, table, names=True)  # the document's own name tells none of its tables from another
-    return sum(c.weight for c in ask.concepts if c.met(heads) and not c.forms <= own) / total
+    # a sheet's name of words run together that the question spells ("credit card holders": ccard.csv)
+    runs = frozenset(f for word in re.findall(r"[A-Za-z]+", table.name) for f in joined(word)) \
+        if table.location.sheet is not None else frozenset()
+    spelled = meets(ask.forms, runs)
+    return sum(c.weight for c in ask.concepts if c.met(heads) and not c.forms <= own
+               or spelled and spelled - meets(ask.forms - c.forms, runs)) / total
 
 
 def _totalled(table: TableInfo) -> str:
@@ -1425,8 +1474,10 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     function = {"sum": "sum", "avg": "avg", "max": "max", "min": "min"}[ask.op]
     if function in ("sum", "avg") and table.location.sheet is None and used and used <= {0}:
         return None  # a statement's rows picked by their labels: figures of different kinds, not to add up
-    if function in ("sum", "avg") and not filters and _has_periods(table):
-        return None  # a statement prints its totals: "total assets" is a row to read, not a column to add up
+    if function in ("sum", "avg") and not filters and _has_periods(table) and table.location.sheet is None:
+        # a statement prints its totals: "total assets" is a row to read, not a column to add up (a data file's
+        # column of a month, "JAN" of a yearly series, is added up; its own total rows are left out)
+        return None
     exclude = _total_rows(table) if ask.op in ("sum", "avg") else ""
     clause = " AND ".join(x for x in (where.removeprefix(" WHERE "), exclude) if x)
     where = f" WHERE {clause}" if clause else ""
@@ -1688,7 +1739,10 @@ def _filters(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]
         used.add(column)
     span = _YEARS_SPANNED.search(ask.text) if dates and ask.op not in ("change", "ratio") else None
     time = _time_column(table, values) if dates and (len(ask.points) == 1 or span) else None
-    if time is not None and time[0] not in used and not _has_periods(table):
+    # (a table whose columns are periods has its period in a header, unless its rows are years and its columns
+    # months, and the question names a month of a year: "March 1952")
+    if time is not None and time[0] not in used and (not _has_periods(table) or not span and _month_columns(table)
+                                                     and len(ask.points[0]) == 7):
         condition = _between(table, time, span.group("a"), span.group("b")) if span else \
             _at(table, time, ask.points[0])
         if condition is not None:
@@ -1835,7 +1889,7 @@ def _header_met(ask: TableAsk, name: str) -> tuple[int, float]:
     asked = ask.forms | measure_nouns(ask.text)  # "the widest sepals" names "sepalWidth"
     met = len(meets(asked, name_forms(name) - _GENERIC))
     words = [w for w in re.findall(r"[A-Za-z0-9]+", identifier_text(name)) if forms_of(w) - _GENERIC]
-    named = sum(1 for w in words if meets(asked, forms_of(w) - _GENERIC))
+    named = sum(1 for w in words if meets(asked, (forms_of(w) | joined(w)) - _GENERIC))
     return met, named / len(words) if words else 0.0
 
 
@@ -1856,9 +1910,11 @@ def _implied_column(ask: TableAsk, table: TableInfo, used: set[int]) -> int | No
 
 
 def _column_match(ask: TableAsk, table: TableInfo, column: int) -> int:
-    """How many words of the question the column's header names (its years aside)."""
+    """How many words of the question the column's header names (its years aside). A header of words run together
+    may be spelled by a word the file name holds too ("sunspot activity": SUNACTIVITY of sunspots.csv)."""
     forms = name_forms(table.columns[column].name) - _GENERIC - frozenset(_YEAR.findall(table.columns[column].name))
-    return len(meets(ask.forms - _file_words(ask, table), forms))
+    runs = joined(table.columns[column].name)
+    return len(meets(ask.forms - _file_words(ask, table), forms - runs) | meets(ask.forms, runs))
 
 
 def _file_words(ask: TableAsk, table: TableInfo, *, names: bool = False) -> frozenset[str]:
@@ -1965,7 +2021,9 @@ _POINT = re.compile(
     rf"|\b{_MONTH}\s+(?:(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+)?(?P<year>(?:1[6-9]|20)\d\d)\b"
     rf"|\b(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH.replace('month', 'month2')}\s+"
     rf"(?P<year2>(?:1[6-9]|20)\d\d)\b"
-    r"|(?<![\d-])(?P<bare>(?:19|20)\d\d)(?![\d-])", re.IGNORECASE)
+    r"|(?<![\d-])(?P<bare>(?:19|20)\d\d)(?![\d-])"
+    # an earlier year, where the words say it is one ("sunspots in 1750", "the Nile's flow during 1880")
+    r"|\b(?:in|during|year|since|until|from|between)\s+(?P<old>1[5-8]\d\d)(?![\d-])", re.IGNORECASE)
 
 
 def date_points(question: str) -> tuple[str, ...]:
@@ -1980,7 +2038,7 @@ def date_points(question: str) -> tuple[str, ...]:
             day = m.group("day") or m.group("day2")
             out.append(f"{m.group('year') or m.group('year2')}-{month:02d}" + (f"-{int(day):02d}" if day else ""))
         else:
-            out.append(m.group("bare"))
+            out.append(m.group("bare") or m.group("old"))
     return tuple(dict.fromkeys(out))
 
 
@@ -2004,6 +2062,9 @@ def _time_column(table: TableInfo, values: Mapping[int, Sequence[str]]) -> tuple
     for i, cells in values.items():  # years written as text ("1955", "1960"): the first column of a data table
         if cells and all(_YEAR.fullmatch(c.strip()) for c in cells[:20]):
             return i, "year text"
+    if table.location.sheet is not None and table.labels and not table.columns[0].numeric \
+            and all(_ANY_YEAR.fullmatch(label.strip()) for label in table.labels[:20]):
+        return 0, "year text"  # a data file whose rows are years, one each ("YEAR", then a column a month)
     return None
 
 
@@ -2013,11 +2074,19 @@ def _at(table: TableInfo, time: tuple[int, str], point: str) -> str | None:
     name = _q(table.columns[column].sql)
     if kind == "number":
         return f"{name} = {point}"
-    if kind == "year text":
-        return f"{name} = {_literal(point)}" if len(point) == 4 else None
     if kind == "date":
         return f"{name} LIKE {_literal(point + '%')}"
+    if len(point) == 7 and _month_columns(table):  # "March 1952" in a table of years by month: 1952's row
+        point = point[:4]
+    if kind == "year text":
+        return f"{name} = {_literal(point)}" if len(point) == 4 else None
     return f"{name} = {point}" if len(point) == 4 else None
+
+
+def _month_columns(table: TableInfo) -> bool:
+    """Whether a table has a column for each month ("JAN" ... "DEC", "January" ...): a month is a column."""
+    return sum(1 for c in table.columns if c.name.strip().lower().rstrip(".")[:3] in MONTH_NAMES
+               and len(c.name.strip()) <= 9 and c.name.strip().isalpha()) >= 6
 
 
 # -- figures named by number: "4 cylinders", "cycle 20", "below 3000" ----------------------------------------

@@ -35,9 +35,22 @@ def name_forms(name: str) -> frozenset[str]:
     text = identifier_text(name)
     words = [w for w in re.findall(r"[A-Za-z]+", text)]
     initials = "".join(w[0] for w in words).lower() if len(words) >= 2 else ""
-    short = {TRUNCATED + w.lower() for w in words if _IDENTIFIER.fullmatch(name.strip()) and _MIN_CUT <= len(w) <= _MAX_CUT
-             and w.lower() not in _SMALL | _NOT_CUT}
-    return forms_of(text) | ({initials} if len(initials) >= 2 else set()) | short
+    short = {TRUNCATED + w.lower() for w in words if (_IDENTIFIER.fullmatch(name.strip()) or _CAPS.fullmatch(name.strip()))
+             and _MIN_CUT <= len(w) <= _MAX_CUT and w.lower() not in _SMALL | _NOT_CUT}
+    month = MONTH_NAMES.get(name.strip().lower().rstrip("."))  # a month's column: "MAR", "Sept"
+    return forms_of(text) | ({initials} if len(initials) >= 2 else set()) | short | joined(name) | \
+        (forms_of(month) if month else frozenset())
+
+
+MONTH_NAMES = {m[:3]: m for m in ("january", "february", "march", "april", "may", "june", "july", "august",
+                                   "september", "october", "november", "december")} | {"sept": "september"}
+
+
+def joined(word: str) -> frozenset[str]:
+    """A header written as words run together, in one case ("realgdp", "tbilrate", "TOTEMP", "STACKLOSS"), as a
+    form `meets` splits into the question's words (see `_split`); none for anything else."""
+    word = word.strip()
+    return frozenset({JOINED + word.lower()}) if _JOINED.fullmatch(word) and len(word) >= 5 else frozenset()
 
 
 # A header written as an identifier (a CSV's "pop", "lifeExp", "gdpPercap", "sepal_len"): one token, in lower case
@@ -45,6 +58,14 @@ def name_forms(name: str) -> frozenset[str]:
 # population, "exp": expectancy): a question's word of three letters more that starts with one meets it.
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9]*|[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+")
 TRUNCATED = "~"
+_CAPS = re.compile(r"[A-Z][A-Z0-9]*")  # a header in capitals ("POP", "UNEMP"): its short words may be cut too
+# Words run together in one case, as data files name their columns ("realgdp": real GDP; "tbilrate": Treasury bill
+# rate; "TOTEMP": total employment; "GNPDEFL": GNP deflator; "AIRFLOW"): met when the question's words, each cut
+# to its start (three letters at least) or, at most twice, to its initial, spell it in two pieces or more.
+JOINED = "+"
+_JOINED = re.compile(r"[a-z]{4,24}\d{0,4}|[A-Z]{4,24}\d{0,4}")  # "BILLS104": bills of the 104th (Congress)
+_ORDINAL_END = re.compile(r"(?:st|nd|rd|th)?")
+_MIN_PIECE, _MAX_INITIALS = 3, 2
 _NOT_CUT = frozenset({"per", "from", "with", "into", "over", "than", "all"})
 _MIN_CUT, _MAX_CUT, _CUT_BY = 3, 5, 3
 
@@ -81,7 +102,56 @@ def meets(asked: frozenset[str], forms: frozenset[str]) -> frozenset[str]:
     """The forms of `forms` that a form of `asked` is, or derives from, or (an identifier's short word) is cut
     from ("pop" from "population")."""
     return frozenset(f for f in forms if f in asked or any(derived(f, a) for a in asked if a[:2] == f[:2])
-                     or (f[:1] == TRUNCATED and any(_cut_from(f[1:], a) for a in asked)))
+                     or (f[:1] == TRUNCATED and any(_cut_from(f[1:], a) for a in asked))
+                     or (f[:1] == JOINED and _split(f[1:], asked)))
+
+
+def _split(joined: str, asked: frozenset[str]) -> bool:
+    """Whether `joined` is two or more of the question's words (their forms), each once, in pieces: a word whole,
+    its start of three letters or more ("tot" of total, "emp" of employment), the word of a form cut shorter
+    ("rate" of "rat"), a contraction ("avg" of average), a number ("104" of "104th") or, at most twice, an initial
+    ("t" of treasury). Two pieces at least are no initials, or the initials are written together ("PTRATIO":
+    pupil-teacher ratio), or one initial begins it ("ccard": credit card); "surviva" + "l" of longest is no split
+    of "survival"."""
+    words = tuple(sorted(a for a in asked if a.isalnum() and len(a) >= 2 or a.isdigit()))
+    return bool(words) and _pieces(joined, words)
+
+
+@lru_cache(maxsize=8192)
+def _pieces(rest: str, words: tuple[str, ...], kinds: str = "") -> bool:
+    """Whether `rest` splits into pieces each met by one of `words` (each used once); `kinds` are the pieces so
+    far, "i" for an initial and "w" for any other."""
+    if not rest:
+        initials = re.findall(r"i+", kinds)
+        return kinds.count("w") >= 2 or (kinds.count("w") >= 1 and len(initials) == 1 and len(initials[0]) >= 2) \
+            or bool(re.fullmatch(r"iw+", kinds))  # "ccard": credit card
+    for i, word in enumerate(words):
+        others = words[:i] + words[i + 1:]
+        for size in range(len(rest), 0, -1):
+            piece = rest[:size]
+            if piece.isdigit() or word[0].isdigit():  # a number: the question's, or its ordinal ("104th")
+                if not (piece.isdigit() and word.startswith(piece) and _ORDINAL_END.fullmatch(word[size:])):
+                    continue
+            elif size == 1:
+                if kinds.count("i") >= _MAX_INITIALS or word[0] != piece:
+                    continue
+            elif not (piece == word or size >= _MIN_PIECE and (word.startswith(piece) or piece.startswith(word)
+                                                               and len(word) >= _MIN_PIECE and size - len(word) <= 2
+                                                               or _contraction(piece, word))):
+                continue
+            if _pieces(rest[size:], others, kinds + ("i" if size == 1 and not piece.isdigit() else "w")):
+                return True
+    return False
+
+
+def _contraction(piece: str, word: str) -> bool:
+    """Whether `piece` is `word` written short by leaving letters out: its first letter, then others in order
+    ("avg" of average, "govt" of government, "yrs" of years), the word two letters longer at least and at most
+    two and a half times as long ("per" is no contraction of "pupilteacher")."""
+    if piece[0] != word[0] or not len(piece) + 2 <= len(word) <= 2.5 * len(piece) or not word.isalpha():
+        return False
+    letters = iter(word[1:])
+    return all(ch in letters for ch in piece[1:])
 
 
 def _cut_from(short: str, word: str) -> bool:

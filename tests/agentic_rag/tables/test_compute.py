@@ -438,3 +438,60 @@ def test_two_results_are_compared_by_what_they_state_not_by_the_rows_they_read(t
     grown = QueryResult("", ("_row", "label", "Growth", "rows"), ((3, "Rent", 6.0, 2),))
     assert _figures(one, table) == _figures(other, table)  # the same figure read at other rows
     assert _figures(one, table) != _figures(grown, table)  # a column whose name holds "row" is a figure
+
+
+def test_a_data_file_whose_headers_run_words_together_is_read_by_those_words(tmp_path, fake_embedder):
+    # a statistics package's data file: "realgdp", "realcons", "tbilrate" are real GDP, real consumption and the
+    # Treasury bill rate; a question writes the words
+    rows = [(1959 + i // 4, 1 + i % 4, 2700.0 + 10 * i, 1700.0 + 7 * i, round(2.5 + 0.1 * i, 2)) for i in range(40)]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["year", "quarter", "realgdp", "realcons", "tbilrate"])
+    writer.writerows(rows)
+    (tmp_path / "macro.csv").write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / "macro.csv"])] == ["indexed"]
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    result = agent.ask("What was the highest Treasury bill rate in macro.csv?")
+    computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+    assert '"tbilrate"' in computed["sql"] and computed["rows"][0][-1] == pytest.approx(max(r[4] for r in rows))
+    result = agent.ask("What was the average real GDP in 1961 in macro.csv?")
+    computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+    assert '"realgdp"' in computed["sql"], computed
+    assert computed["rows"][0][0] == pytest.approx(sum(r[2] for r in rows if r[0] == 1961) / 4)
+
+
+def test_a_data_files_years_months_and_run_together_headers_are_read_as_a_reader_names_them(tmp_path, fake_embedder):
+    # years by month (a row a year, a column a month), a yearly series from the 1700s, and a file of districts whose
+    # headers are abbreviations: "PTRATIO" (pupil-teacher ratio), "LOWINC" (percentage of low-income pupils)
+    months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+    temps = {year: [round(20 + (year - 1950) * 0.3 + m * 0.5, 2) for m in range(12)] for year in range(1950, 1960)}
+    spots = {year: (year * 7) % 113 for year in range(1700, 1800)}
+    districts = [(f"D{i}", round(15 + (i * 7) % 13 + i / 100, 2), round(10 + (i * 11) % 80 + i / 100, 2))
+                 for i in range(1, 41)]
+    files = {"elnino.csv": (["YEAR", *months], [[y, *t] for y, t in temps.items()]),
+             "sunspots.csv": (["YEAR", "SUNACTIVITY"], [[y, v] for y, v in spots.items()]),
+             "schools.csv": (["DISTRICT", "PTRATIO", "LOWINC"], [list(d) for d in districts])}
+    for name, (header, rows) in files.items():
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(rows)
+        (tmp_path / name).write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / n for n in files])] == ["indexed"] * 3
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+
+    def computed(question):
+        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"]["computed"]
+
+    found = computed("What was the El Nino sea surface temperature in March 1952?")
+    assert '"MAR"' in found["sql"] and found["rows"][0][-1] == temps[1952][2], found
+    found = computed("What was the average January temperature in elnino.csv?")
+    assert found["rows"][0][0] == pytest.approx(sum(t[0] for t in temps.values()) / len(temps)), found
+    found = computed("What was the sunspot activity in 1750?")
+    assert '"YEAR" = 1750' in found["sql"] and found["rows"][0][-1] == spots[1750], found
+    found = computed("What is the highest pupil-teacher ratio among the school districts?")
+    assert '"PTRATIO"' in found["sql"] and found["rows"][0][-1] == max(d[1] for d in districts), found
+    found = computed("What is the largest percentage of low-income students in a district in schools.csv?")
+    assert '"LOWINC"' in found["sql"] and found["rows"][0][-1] == max(d[2] for d in districts), found

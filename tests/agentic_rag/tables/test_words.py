@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentic_rag.language.concepts import forms_of
-from agentic_rag.tables.words import contracted, derived, name_forms, named_by
+from agentic_rag.tables.words import contracted, derived, meets, name_forms, named_by
 
 
 @pytest.mark.parametrize("a, b, same", [
@@ -57,3 +57,20 @@ def test_a_name_s_demonym_gives_the_name_it_derives_from():
 
     assert "europe" in bases("european") and "canada" in bases("canadian") and "japan" in bases("japanese")
     assert bases("apple") == ("apple",)
+
+
+@pytest.mark.parametrize("header, question, met", [
+    ("realgdp", "What was real GDP in 1970?", True),
+    ("tbilrate", "What was the Treasury bill rate in 1980?", True),
+    ("TOTEMP", "What was total employment in 1950?", True),
+    ("GNPDEFL", "What was the GNP deflator in 1955?", True),
+    ("AIRFLOW", "When was the air flow highest?", True),
+    ("WATERTEMP", "What was the average cooling water temperature?", True),
+    ("realdpi", "What was real disposable personal income?", True),
+    ("realcons", "What was real GDP in 1970?", False),  # "real" alone spells no more than its first piece
+    ("statement", "What is the state of the art?", False),
+    ("salesman", "What were the sales by month?", False),
+    ("people", "What was the population of Peru in 2001?", False),
+])
+def test_a_header_of_words_run_together_is_met_by_those_words(header, question, met):
+    assert bool(meets(forms_of(question), name_forms(header))) is met
