@@ -110,7 +110,8 @@ def _split(joined: str, asked: frozenset[str]) -> bool:
     """Whether `joined` is two or more of the question's words (their forms), each once, in pieces: a word whole,
     its start of three letters or more ("tot" of total, "emp" of employment), the word of a form cut shorter
     ("rate" of "rat"), a contraction ("avg" of average), a number ("104" of "104th") or, at most twice, an initial
-    ("t" of treasury). Two pieces at least are no initials, or the initials are written together ("PTRATIO":
+    ("t" of treasury); a first piece may be two letters of a long word ("AV" of average) and a last "k" says
+    thousands ("AVSALK": average salary, in thousands). Two pieces at least are no initials, or the initials are written together ("PTRATIO":
     pupil-teacher ratio), or one initial begins it ("ccard": credit card); "surviva" + "l" of longest is no split
     of "survival"."""
     words = tuple(sorted(a for a in asked if a.isalnum() and len(a) >= 2 or a.isdigit()))
@@ -120,26 +121,39 @@ def _split(joined: str, asked: frozenset[str]) -> bool:
 @lru_cache(maxsize=8192)
 def _pieces(rest: str, words: tuple[str, ...], kinds: str = "") -> bool:
     """Whether `rest` splits into pieces each met by one of `words` (each used once); `kinds` are the pieces so
-    far, "i" for an initial and "w" for any other."""
+    far: "w" a word or its start, "c" a contraction, "t" a first piece of two letters, "i" an initial, "u" a unit."""
+    if rest == "k" and "w" in kinds:  # "AVSALK": average salary, in thousands (a unit, no word of the question)
+        rest, kinds = "", kinds + "u"
     if not rest:
+        solid = sum(kinds.count(k) for k in "wct")
         initials = re.findall(r"i+", kinds)
-        return kinds.count("w") >= 2 or (kinds.count("w") >= 1 and len(initials) == 1 and len(initials[0]) >= 2) \
-            or bool(re.fullmatch(r"iw+", kinds))  # "ccard": credit card
-    for i, word in enumerate(words):
-        others = words[:i] + words[i + 1:]
+        # two-letter starts and contractions together spell too much ("se" of setosa + "pal" of petal: "sepal")
+        return ("t" not in kinds or "c" not in kinds) and (
+            solid >= 2 or solid >= 1 and len(initials) == 1 and len(initials[0]) >= 2
+            or bool(re.fullmatch(r"i[wct]+u?", kinds)))  # "ccard": credit card
+    for word in words:
+        # each word once, and its other forms with it ("percentag" and "percent" are one word of the question)
+        others = tuple(w for w in words if w != word and w[:4] != word[:4])
         for size in range(len(rest), 0, -1):
             piece = rest[:size]
             if piece.isdigit() or word[0].isdigit():  # a number: the question's, or its ordinal ("104th")
                 if not (piece.isdigit() and word.startswith(piece) and _ORDINAL_END.fullmatch(word[size:])):
                     continue
+                kind = "w"
             elif size == 1:
                 if kinds.count("i") >= _MAX_INITIALS or word[0] != piece:
                     continue
-            elif not (piece == word or size >= _MIN_PIECE and (word.startswith(piece) or piece.startswith(word)
-                                                               and len(word) >= _MIN_PIECE and size - len(word) <= 2
-                                                               or _contraction(piece, word))):
+                kind = "i"
+            elif size == 2 and not kinds and len(rest) > 2 and len(word) >= 5 and word.startswith(piece):
+                kind = "t"  # a first piece of two letters cut from a long word: "AV" of average in "AVSALK"
+            elif piece == word or size >= _MIN_PIECE and (word.startswith(piece) or piece.startswith(word)
+                                                          and len(word) >= _MIN_PIECE and size - len(word) <= 2):
+                kind = "w"
+            elif size >= _MIN_PIECE and _contraction(piece, word):
+                kind = "c"
+            else:
                 continue
-            if _pieces(rest[size:], others, kinds + ("i" if size == 1 and not piece.isdigit() else "w")):
+            if _pieces(rest[size:], others, kinds + kind):
                 return True
     return False
 

@@ -71,6 +71,13 @@ def test_a_name_s_demonym_gives_the_name_it_derives_from():
     ("statement", "What is the state of the art?", False),
     ("salesman", "What were the sales by month?", False),
     ("people", "What was the population of Peru in 2001?", False),
+    ("AVSALK", "What is the average teacher salary?", True),  # AV-erage SAL-ary, in thousands (k)
+    ("PERSPENK", "What is the per-pupil spending?", True),
+    ("BILLS104", "How many bills in the 104th Congress?", True),
+    ("AVGEXP", "What is the average monthly expenditure?", True),
+    # "se" of setosa and "pal" of petal do not spell "sepal"; "per" and "pen" are both of "percentage"
+    ("sepal", "How much longer are virginica petals than setosa petals?", False),
+    ("PERSPENK", "What is the largest percentage of low-income students?", False),
 ])
 def test_a_header_of_words_run_together_is_met_by_those_words(header, question, met):
     assert bool(meets(forms_of(question), name_forms(header))) is met
