@@ -21,7 +21,7 @@ from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.seams import TableSource
-from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, is_month, periods_of, plans
+from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, is_month, periods_of, plans, quarters_of
 from agentic_rag.tables.position import counted as position_row
 from agentic_rag.tables.position import position_of
 from agentic_rag.tables.words import bases, joined, meets, name_forms
@@ -108,11 +108,35 @@ def candidate_tables(tables: TableSource, hits: Sequence[Hit],
     for table in headed(tables.tables() if question else [], question, {t.table_id for t in found}):
         found.append(table)
         prior[table.table_id] = HEADER_PRIOR
+    for table in _quartered(tables.tables() if question else [], question, {t.table_id for t in found}):
+        found.append(table)
+        prior[table.table_id] = HEADER_PRIOR
     for table in _named_sheets(tables.tables() if question else [], question):
         if table.table_id not in {t.table_id for t in found}:
             found.append(table)
         prior[table.table_id] = SHEET_PRIOR
     return found, prior
+
+
+MAX_QUARTERED = 6  # tables of other documents whose columns are the quarters a question names
+
+
+def _quartered(tables: Sequence[TableInfo], question: str, known: set[str]) -> list[TableInfo]:
+    """The tables (not already candidates) whose columns are each quarter the question names, of a year ("from
+    2Q20 through 1Q21": a 10-Q's highlights headed 1Q21, 4Q20, 3Q20, 2Q20, 1Q20), and one of whose rows it names:
+    retrieval found the filing of another quarter, whose tables print other quarters."""
+    asked = {q for q in quarters_of(question) if q[:1].isdigit()}
+    if not asked:
+        return []
+    concepts = [c for c in query_concepts(question) if not any(ch.isdigit() for ch in c.text)]
+    out = []
+    for table in tables:
+        if table.table_id in known or table.location.sheet is not None:
+            continue
+        shown = frozenset().union(*(quarters_of(c.name) for c in table.columns))
+        if asked <= shown and _row_named(concepts, table) > 0:
+            out.append(table)
+    return sorted(out, key=lambda t: -_row_named(concepts, t))[:MAX_QUARTERED]
 
 
 _PLACE = re.compile(r"\b(?P<kind>page|slide|p\.)\s*(?P<n>\d{1,4})\b", re.IGNORECASE)

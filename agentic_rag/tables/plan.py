@@ -328,6 +328,7 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
     if asks_reason(question):
         return []  # a cause is written in the text around a table, not computed from its cells
     asked = replace(TableAsk.of(question), figures=figures)
+    asked_quarters = quarters_of(question)
     where = position_of(question)
     out: list[TableQuery] = []
     for table in tables:
@@ -338,6 +339,8 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
             continue  # "the Books category's revenue in 2008" from a pivot of 2005 to 2007
         if _FULL_YEAR_ASKED.search(question) and _part_year_only(table):
             continue  # "the full year 2022" from a quarterly report's three and six months
+        if asked_quarters and other_quarter(asked_quarters, _quarters_shown(table)):
+            continue  # "from 2Q20 through 1Q21" from a table of the three months ended June 30, 2022 and 2021
         ask = asked.seen_by(table)
         bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table) - PART_WEIGHT * _of_a_part(ask, table)
         own = values.get(table.table_id, {})
@@ -372,6 +375,11 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         # "the last row under Header1": the tables with a column of that name, not every table's last row
         out = [q for q in out if not (q.positional and q.op == "cells")]
     return sorted(out, key=lambda q: -q.score)
+
+
+def _quarters_shown(table: TableInfo) -> frozenset[str]:
+    """The quarters a table's title and headers name ("Three months ended June 30, 2022": 2022q2; "1Q21")."""
+    return frozenset().union(*(quarters_of(text) for text in (table.title, *(c.name for c in table.columns))))
 
 
 SEEN_VALUES = 500  # a text column with this many distinct values may hold more than the planner was given

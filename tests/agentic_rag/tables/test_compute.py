@@ -495,3 +495,33 @@ def test_a_data_files_years_months_and_run_together_headers_are_read_as_a_reader
     assert '"PTRATIO"' in found["sql"] and found["rows"][0][-1] == max(d[1] for d in districts), found
     found = computed("What is the largest percentage of low-income students in a district in schools.csv?")
     assert '"LOWINC"' in found["sql"] and found["rows"][0][-1] == max(d[2] for d in districts), found
+
+
+def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
+    # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
+    # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
+    from advanced_retrieval import Hit
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import candidate_tables
+    from agentic_rag.tables.plan import plans
+    from document_processor import Chunk, DataTable, Location
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    later = DataTable("p. 5 table 1", "Selected income statement data",
+                      ("(in millions)", "Three months ended June 30, 2022", "Three months ended June 30, 2021"),
+                      (("Total net revenue", "31,630", "30,479"), ("Net income", "8,649", "11,948")), Location(page=5))
+    earlier = DataTable("p. 3 table 1", "Consolidated financial highlights", ("", "1Q21", "4Q20", "3Q20", "2Q20", "1Q20"),
+                        (("Total net revenue", "32,266", "29,335", "29,255", "33,075", "28,251"),
+                         ("Net income", "14,300", "12,136", "9,443", "4,687", "2,865")), Location(page=3))
+    store.write("q2", "BANK_2022Q2_10Q.pdf", [later])
+    store.write("q1", "BANK_2021Q1_10Q.pdf", [earlier])
+    question = "Add up the bank's net income for the four quarters from 2Q20 through 1Q21."
+    hit = Hit(chunk=Chunk(id="c1", doc_id="q2", file_name="BANK_2022Q2_10Q.pdf", file_type="pdf", text="...",
+                          location=Location(page=5)), score=1.0, rank=1, strategy="hybrid")
+    found, prior = candidate_tables(store, [hit], question)
+    assert {t.file_name for t in found} == {"BANK_2022Q2_10Q.pdf", "BANK_2021Q1_10Q.pdf"}
+    best = plans(question, found, {t.table_id: {} for t in found}, prior)[0]
+    assert best.table.file_name == "BANK_2021Q1_10Q.pdf", best
+    assert store.query(best.sql).rows[0][-1] == 4687 + 9443 + 12136 + 14300
+    # the table of other quarters answers none of it (it was read as "Net income" 2022 vs 2021 before)
+    assert plans(question, [t for t in found if t.doc_id == "q2"], {t.table_id: {} for t in found}, prior) == []
