@@ -270,16 +270,16 @@ def _rules(question: str, ranked: list[TableInfo], prior: dict[str, float], tabl
         return Computation("", QueryResult(""), None, "", None, "rules",
                            "no table's rows and columns match what the question asks")
     for query in every[:MAX_TRIES]:  # the best query that finds a value; a table that holds no such row gives way
-        done = _run(tables, query.sql, query.table, "rules", query)
+        done = _run(tables, query.sql, query.table, "rules", query, question)
         if done.hit is not None:
             named = {t.table_id for t in _named_sheets(ranked, question)} | \
                 {t.table_id for t in _named_file_tables(tables, question)}
-            return _with_rival(done, query, every, tables, prior, named)
+            return _with_rival(done, query, every, tables, prior, named, question)
     return done
 
 
 def _with_rival(done: Computation, chosen: TableQuery, every: Sequence[TableQuery], tables: TableSource,
-                prior: dict[str, float], named: set[str]) -> Computation:
+                prior: dict[str, float], named: set[str], question: str = "") -> Computation:
     """`done`, with the first other table's query that reads the question within RIVAL_MARGIN of `chosen` and finds
     another figure ("revenue in 2021" in a segment table and in the income statement of the same filing): the
     answer cannot tell which one the question means. How well a query reads the question is its score without
@@ -295,7 +295,7 @@ def _with_rival(done: Computation, chosen: TableQuery, every: Sequence[TableQuer
     bar = reading(chosen) - RIVAL_MARGIN
     others = [q for q in every if q.table.table_id != chosen.table.table_id and reading(q) >= bar]
     for other in sorted(others, key=reading, reverse=True)[:MAX_RIVALS]:
-        ran = _run(tables, other.sql, other.table, "rules", other)
+        ran = _run(tables, other.sql, other.table, "rules", other, question)
         if ran.hit is not None and _figures(ran.result, other.table) != _figures(done.result, chosen.table):
             return replace(done, rival=replace(ran, hit=replace(ran.hit, strategy=RIVAL)))
     return done
@@ -377,15 +377,37 @@ def _model(question: str, candidates: list[TableInfo], tables: TableSource,
     return _run(tables, sql, used, "model")
 
 
+def readings(question: str, table: TableInfo, columns: Sequence[int]) -> list[str]:
+    """How the rules read the headers of words run together that the query reads, in the question's words
+    ('PTRATIO: "pupil-teacher ratio"'), for the user to check the reading: the words whose absence would leave the
+    header unspelled."""
+    if not question:
+        return []
+    every = forms_of(question)
+    concepts = query_concepts(question)
+    out = []
+    for i in dict.fromkeys(columns):
+        if not 0 <= i < len(table.columns):
+            continue
+        runs = joined(table.columns[i].name)
+        if not runs or not meets(every, runs):
+            continue
+        used = [c.text for c in concepts if not meets(every - c.forms, runs)]
+        if used:
+            out.append(f'{table.columns[i].name}: "{" ".join(used)}"')
+    return out
+
+
 def _run(tables: TableSource, sql: str, table: TableInfo | None, source: str,
-         query: TableQuery | None = None) -> Computation:
+         query: TableQuery | None = None, question: str = "") -> Computation:
     result = tables.query(sql)
     if not result.ok:
         return Computation(sql, result, table, "", None, source, f"the query failed: {result.error}")
     if not result.rows or all(v is None for row in result.rows for v in row) or _no_value(result):
         return Computation(sql, result, table, "", None, source, "the query found no rows, or no value in them")
     cells = _cells(tables, table, query, result)
-    hit = _passage(table, query, result, cells, sql) if table is not None else None
+    read = readings(question, table, query.columns) if table is not None and query is not None else []
+    hit = _passage(table, query, result, cells, sql, read) if table is not None else None
     return Computation(sql, result, table, cells, hit, source)
 
 
@@ -423,12 +445,15 @@ def _cells(tables: TableSource, table: TableInfo | None, query: TableQuery | Non
     return "; ".join(dict.fromkeys(labels))
 
 
-def _passage(table: TableInfo, query: TableQuery | None, result: QueryResult, cells: str, sql: str) -> Hit:
-    """The computed result as a passage: what was computed, the result, the cells and the query."""
+def _passage(table: TableInfo, query: TableQuery | None, result: QueryResult, cells: str, sql: str,
+             read: Sequence[str] = ()) -> Hit:
+    """The computed result as a passage: what was computed, the result, how headers of words run together were
+    read, the cells and the query."""
     scale = f", figures in {_scale_name(table.scale)}" if table.scale != 1.0 else ""
     head = f"Computed by the engine from {table.file_name}, {table.name}" + \
         (f' ("{table.title.split(" > ")[-1]}"{scale})' if table.title else (f" ({scale[2:]})" if scale else ""))
-    lines = [head + ":", *(_result_lines(query, result)), f"Cells: {cells}", f"Query: {' '.join(sql.split())}"]
+    lines = [head + ":", *(_result_lines(query, result)), *([f"Headers read as: {'; '.join(read)}"] if read else []),
+             f"Cells: {cells}", f"Query: {' '.join(sql.split())}"]
     text = "\n".join(lines)
     where = _location(table, query)
     chunk = Chunk(id=COMPUTED + hashlib.sha256(text.encode()).hexdigest()[:24], doc_id=table.doc_id,

@@ -455,6 +455,8 @@ def test_a_data_file_whose_headers_run_words_together_is_read_by_those_words(tmp
     result = agent.ask("What was the highest Treasury bill rate in macro.csv?")
     computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
     assert '"tbilrate"' in computed["sql"] and computed["rows"][0][-1] == pytest.approx(max(r[4] for r in rows))
+    # the cited passage says how the header was read, for the user to check it
+    assert 'Headers read as: tbilrate: "Treasury bill rate"' in result.citations[0].text, result.citations[0].text
     result = agent.ask("What was the average real GDP in 1961 in macro.csv?")
     computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
     assert '"realgdp"' in computed["sql"], computed
