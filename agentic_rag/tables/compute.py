@@ -21,7 +21,16 @@ from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.seams import TableSource
-from agentic_rag.tables.plan import GENERIC, Layout, TableQuery, is_month, periods_of, plans, quarters_of
+from agentic_rag.tables.plan import (
+    GENERIC,
+    Layout,
+    TableQuery,
+    is_month,
+    periods_of,
+    plans,
+    quarters_of,
+    quarters_shown,
+)
 from agentic_rag.tables.position import counted as position_row
 from agentic_rag.tables.position import position_of
 from agentic_rag.tables.words import bases, joined, meets, name_forms
@@ -133,8 +142,7 @@ def _quartered(tables: Sequence[TableInfo], question: str, known: set[str]) -> l
     for table in tables:
         if table.table_id in known or table.location.sheet is not None:
             continue
-        shown = frozenset().union(*(quarters_of(c.name) for c in table.columns))
-        if asked <= shown and _row_named(concepts, table) > 0:
+        if asked <= quarters_shown(table) and _row_named(concepts, table) > 0:
             out.append(table)
     return sorted(out, key=lambda t: -_row_named(concepts, t))[:MAX_QUARTERED]
 

@@ -339,7 +339,7 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
             continue  # "the Books category's revenue in 2008" from a pivot of 2005 to 2007
         if _FULL_YEAR_ASKED.search(question) and _part_year_only(table):
             continue  # "the full year 2022" from a quarterly report's three and six months
-        if asked_quarters and other_quarter(asked_quarters, _quarters_shown(table)):
+        if asked_quarters and other_quarter(asked_quarters, quarters_shown(table)):
             continue  # "from 2Q20 through 1Q21" from a table of the three months ended June 30, 2022 and 2021
         ask = asked.seen_by(table)
         bonus = (prior or {}).get(table.table_id, 0.0) + _about(ask, table) - PART_WEIGHT * _of_a_part(ask, table)
@@ -377,7 +377,7 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
     return sorted(out, key=lambda q: -q.score)
 
 
-def _quarters_shown(table: TableInfo) -> frozenset[str]:
+def quarters_shown(table: TableInfo) -> frozenset[str]:
     """The quarters a table's title and headers name ("Three months ended June 30, 2022": 2022q2; "1Q21")."""
     return frozenset().union(*(quarters_of(text) for text in (table.title, *(c.name for c in table.columns))))
 
