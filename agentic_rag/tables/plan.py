@@ -65,6 +65,11 @@ _OPS = (
                        re.I)),
 )
 _SUM_WORDS = dict(_OPS)["sum"]
+
+
+def op_words(text: str) -> set[str]:
+    """The words of `text` that ask for an operation ("highest", "how many", "total"), each word apart."""
+    return {w for _, pattern in _OPS for m in pattern.finditer(text) for w in m.group(0).split()}
 # a superlative of a change: the change is what is ranked ("the strongest year-over-year growth", "the biggest net
 # sales decline"), not a change mentioned elsewhere in the question
 _MOST_CHANGED = re.compile(r"\b(?:highest|largest|biggest|greatest|most|strongest|fastest|best|lowest|smallest|"
@@ -424,8 +429,11 @@ def _reads_what_is_asked(ask: TableAsk, query: TableQuery) -> bool:
     focus = [c for c in ask.concepts if c.focus and not c.specific and not c.forms <= _GENERIC | _VAGUE]
     table = query.table
     held = forms_of(f"{query.what} {table.title} {table.note} {table.name} {_stem_words(table.file_name)}")
-    # "how much did it sell in Europe": a table of sales ("Supplementary Sales Data") reads what it sold
-    return not focus or any(c.met(held) or verb_nouns(c.text) & held for c in focus)
+    # "how much did it sell in Europe": a table of sales ("Supplementary Sales Data") reads what it sold; "how
+    # many bills in the 104th Congress": the column it reads, BILLS104, spells the bills
+    runs = frozenset(f for i in query.columns if 0 <= i < len(table.columns) for f in joined(table.columns[i].name))
+    return not focus or any(c.met(held) or verb_nouns(c.text) & held
+                            or meets(ask.forms, runs) - meets(ask.forms - c.forms, runs) for c in focus)
 
 
 def _named_elsewhere(ask: TableAsk, query: TableQuery, layout: Layout) -> bool:
@@ -475,11 +483,22 @@ def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[s
                                         or meets(ask.forms, joins) - meets(ask.forms - c.forms, joins))]
     # "San Francisco" is held as "SF": the initials of the names the question writes one after another
     initials = "".join(c.text[0] for c in missing).lower()
+    missing = [c for c in missing if not _counted_by_header(ask.text, c, table)]
     if not missing or (len(missing) >= 2 and initials in held and _adjacent(ask.text, missing)):
         return True
     # A question naming several things the table holds ("PepsiCo's North American divisions (FLNA, QFNA and
     # PBNA)") may describe them in words the table does not print; one naming a single thing may not.
     return len(names) - len(missing) >= 2 * len(missing) and len(names) - len(missing) >= 3
+
+
+def _counted_by_header(text: str, name: Concept, table: TableInfo) -> bool:
+    """Whether a data file's header holds the number the question writes just before the name, run together
+    with its words: "the 104th Congress" is the BILLS104 column's, "the 2010 Census" POP2010's. The header is a
+    contraction that drops what its number counts; the name says it, and no cell of the file could."""
+    if table.location.sheet is None:
+        return False  # a document's table prints its context in its title and headers
+    numbers = {m.group(1) for m in re.finditer(rf"\b(\d{{1,4}})(?:st|nd|rd|th)?\s+{re.escape(name.text)}\b", text)}
+    return any(n in re.findall(r"\d+", c.name) for c in table.columns if joined(c.name) for n in numbers)
 
 
 def _file_tokens(file_name: str) -> tuple[str, ...]:
@@ -675,7 +694,11 @@ def _cell_query(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -> T
         counted = next((c for c in ask.concepts if c.focus and not c.specific), None)
         said = forms_of(f"{table.labels[row - 1]} {table.title} {table.note} {table.name} "
                         f"{' '.join(identifier_text(c.name) for c in table.columns[1:])}")
-        if counted is None or not (counted.met(said) or meets(counted.forms, said)):
+        # or a header of words run together spells it with the question's other words ("how many bills ... in
+        # the 104th Congress": BILLS104)
+        runs = frozenset(f for c in table.columns[1:] for f in joined(c.name))
+        if counted is None or not (counted.met(said) or meets(counted.forms, said)
+                                   or meets(ask.forms, runs) - meets(ask.forms - counted.forms, runs)):
             return None
         ask = replace(ask, op="lookup")
         column = _named_column(ask, table)

@@ -499,6 +499,33 @@ def test_a_data_files_years_months_and_run_together_headers_are_read_as_a_reader
     assert '"LOWINC"' in found["sql"] and found["rows"][0][-1] == max(d[2] for d in districts), found
 
 
+def test_a_header_holding_the_number_a_name_qualifies_answers_for_that_name(tmp_path, fake_embedder):
+    # a data file of committees whose headers hold the Congress they count ("BILLS104": bills of the 104th
+    # Congress); the word "Congress" is nowhere in the file, and a question naming it is still this file's
+    committees = [("Appropriations", 49, 56), ("Budget", 23, 41), ("Rules", 44, 104), ("Judiciary", 211, 258)]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["COMMITTEE", "BILLS104", "SIZE", "BILLS103"])
+    writer.writerows([(name, b104, 30 + i, b103) for i, (name, b104, b103) in enumerate(committees)])
+    (tmp_path / "committee.csv").write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / "committee.csv"])] == ["indexed"]
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+
+    def computed(question):
+        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+
+    found = computed("How many bills did the Rules committee handle in the 104th Congress?")
+    assert found and '"BILLS104"' in found["sql"] and found["rows"][0][-1] == 44, found
+    found = computed("What was the total number of bills across all committees in the 103rd Congress?")
+    assert found and '"BILLS103"' in found["sql"] and found["rows"][0][0] == sum(c[2] for c in committees), found
+    # no header holds the 105th, and "Canada" qualifies nothing the file holds: no figure
+    for question in ("How many bills did the Rules committee handle in the 105th Congress?",
+                     "How many bills did the Rules committee handle in the 104th Parliament of Canada?"):
+        found = computed(question)
+        assert not (found and found["sql"]), found
+
+
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
     # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
     # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
