@@ -21,7 +21,7 @@ from agentic_rag.language.question_rules import classify, plan_question
 from agentic_rag.language.quotes import Gate, Passages, find_quotes
 from agentic_rag.language.text import sentences
 from agentic_rag.scope import list_object, scope_of
-from agentic_rag.tables.compute import is_computed, is_rival
+from agentic_rag.tables.compute import READ_AS, is_computed, is_rival
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, Analysis, BrainReply, ContextBlock, Coverage, Draft
 from vector_db import Embedder
 
@@ -267,10 +267,14 @@ def _computed_answer(block: ContextBlock, rival: ContextBlock | None = None) -> 
     reads the question almost as well and gives another figure; the answer's note cites it (an engine note: no
     claim) but states only its own figure, so that it never holds two answers to one question."""
     lines = block.chunk.text.splitlines()
-    results = [ln for ln in lines[1:] if not ln.startswith(("Cells:", "Query:"))]
+    results = [ln for ln in lines[1:] if not ln.startswith(("Cells:", "Query:", READ_AS))]
     cells = _cells_of(block)
     head = f"{OFFLINE_LABEL} — computed by the engine from the document's table ({cells}); the query is under Reasoning."
     body = "\n".join(f'"{_clean(line)}" [P{block.n}]' for line in results if line.strip() and not line.endswith(":"))
+    # how the engine read a header is its own note for the user to check, not something the document states
+    read = [ln.removeprefix(READ_AS).strip() for ln in lines if ln.startswith(READ_AS)]
+    if read:
+        body += f"\n\n*(Headers read as {'; '.join(read)} [P{block.n}]: check the reading.)*"
     if rival is not None:
         body += (f"\n\n*(Another table reads the question almost as well and gives a different figure: "
                  f"{_cells_of(rival)} [P{rival.n}]. Check which one the question means.)*")

@@ -18,6 +18,7 @@ from agentic_rag.checks.instructions import instruction_in
 from agentic_rag.language.concepts import forms_of, near
 from agentic_rag.language.quotes import EMBED_CHARS, Ask, Gate
 from agentic_rag.language.text import language_of, overlap, terms, unwrap
+from agentic_rag.tables.compute import READ_AS
 from agentic_rag.types import VERDICT_SCORE, Claim, ContextBlock, Coverage, Verdict
 
 SUPPORTED_OVERLAP = 0.8  # share of a claim's content words its passage must contain to support it
@@ -93,7 +94,11 @@ def _fit(question: str, text: str, cited: Sequence[ContextBlock], embedder) -> t
     is asked for; cosine to the question or 0.0; whether a number asked for is stated; the question)."""
     ask = Ask.of(question)
     body = quote_body(text)
-    close = forms_of(body + " " + " ".join(" ".join(b.chunk.heading_path) for b in cited))
+    # the words the engine read a header of a computed passage as ('PTRATIO: "pupil teacher ratio"'): the claim's
+    # header stands for them
+    read = " ".join(" ".join(re.findall(r'"([^"]+)"', line)) for b in cited
+                    for line in b.chunk.text.splitlines() if line.startswith(READ_AS))
+    close = forms_of(body + " " + " ".join(" ".join(b.chunk.heading_path) for b in cited) + " " + read)
     around = forms_of(" ".join(f"{b.chunk.file_name} {b.chunk.index_text}" for b in cited))
     total = sum(c.weight for c in ask.concepts)
     held = sum(c.weight for c in ask.concepts if c.met(close) or (c.specific and c.met(around)))

@@ -178,7 +178,7 @@ def _with_computation(state: AgentState, run: Run, rnd: Round) -> StepOut:
 
     model = state.get("mode") in MODEL_MODES
     computation = compute(question, hits, run.tables, write_sql if model else None,
-                          figures=asks_figures(state["analysis"]))
+                          figures=asks_figures(state["analysis"]), embedder=run.embedder)
     spent = thoughts[0] if thoughts else None
     usage = (spent.calls, spent.input_tokens, spent.output_tokens) if spent else (0, 0, 0)
     warnings = rnd.warnings + (spent.warnings if spent else ())

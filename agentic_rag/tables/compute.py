@@ -21,6 +21,7 @@ from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.seams import TableSource
+from agentic_rag.tables.meaning import Meant, by_meaning
 from agentic_rag.tables.plan import (
     GENERIC,
     Layout,
@@ -55,6 +56,7 @@ RIVAL_MARGIN = 0.3
 MAX_RIVALS = 3  # other tables' queries run to look for one
 RIVAL = "table rival"  # the strategy of a rival's passage (a computed passage, not the answer's)
 COMPUTED = "computed:"
+READ_AS = "Headers read as:"  # the computed passage's line saying how headers were read (an engine note)
 _ISO_DATE = re.compile(r"^(?:1[6-9]|20)\d\d-\d\d")  # the id prefix of a computed passage's chunk
 
 
@@ -250,10 +252,12 @@ def _holding(tables: TableSource, names: Sequence[str], known: set[str]) -> list
 
 
 def compute(question: str, hits: Sequence[Hit], tables: TableSource,
-            write_sql: Callable[[str, str], str | None] | None = None, *, figures: bool = True) -> Computation | None:
+            write_sql: Callable[[str, str], str | None] | None = None, *, figures: bool = True,
+            embedder=None) -> Computation | None:
     """Answer `question` from a table by one query (the model's, when `write_sql` is given and returns one,
     else the rules'); None when no table is a candidate. `figures`: the question asks for a figure (else a
-    lookup needs a column the question names)."""
+    lookup needs a column the question names). `embedder`: reads a header the question names in other words
+    when the rules find no reading by the words (tables.meaning)."""
     with tables.reading():  # one connection for the listings (not across a model's call)
         found, prior = candidate_tables(tables, hits, question)
     if not found:
@@ -265,20 +269,27 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
         if written is not None:
             return written
     with tables.reading():  # the rules read layouts, values and results: ~30 reads, one connection
-        return _rules(question, ranked, prior, tables, figures)
+        return _rules(question, ranked, prior, tables, figures, embedder)
 
 
 def _rules(question: str, ranked: list[TableInfo], prior: dict[str, float], tables: TableSource,
-           figures: bool) -> Computation:
+           figures: bool, embedder=None) -> Computation:
     names = _names(question)
     layouts = {t.table_id: _layout(tables, t) for t in ranked[:MAX_TABLES * 3]}
     values = {t.table_id: _distinct(tables, t, names, layouts[t.table_id]) for t in ranked[:MAX_TABLES]}
     every = plans(question, ranked, values, prior, figures=figures, layouts=layouts)
+    meant: Meant | None = None
+    if not every:  # no header named in the question's words: one it names in other words ("fuel economy": MPG)
+        for meant in by_meaning(question, ranked[:MAX_TABLES], embedder, figures=figures):
+            every = plans(meant.text, [meant.table], values, prior, figures=figures, layouts=layouts)
+            if every and meant.column in every[0].columns:
+                break
+            every, meant = [], None
     if not every:
         return Computation("", QueryResult(""), None, "", None, "rules",
                            "no table's rows and columns match what the question asks")
     for query in every[:MAX_TRIES]:  # the best query that finds a value; a table that holds no such row gives way
-        done = _run(tables, query.sql, query.table, "rules", query, question)
+        done = _run(tables, query.sql, query.table, "rules", query, question, meant)
         if done.hit is not None:
             named = {t.table_id for t in _named_sheets(ranked, question)} | \
                 {t.table_id for t in _named_file_tables(tables, question)}
@@ -407,7 +418,7 @@ def readings(question: str, table: TableInfo, columns: Sequence[int]) -> list[st
 
 
 def _run(tables: TableSource, sql: str, table: TableInfo | None, source: str,
-         query: TableQuery | None = None, question: str = "") -> Computation:
+         query: TableQuery | None = None, question: str = "", meant: Meant | None = None) -> Computation:
     result = tables.query(sql)
     if not result.ok:
         return Computation(sql, result, table, "", None, source, f"the query failed: {result.error}")
@@ -415,6 +426,8 @@ def _run(tables: TableSource, sql: str, table: TableInfo | None, source: str,
         return Computation(sql, result, table, "", None, source, "the query found no rows, or no value in them")
     cells = _cells(tables, table, query, result)
     read = readings(question, table, query.columns) if table is not None and query is not None else []
+    if meant is not None and table is not None and meant.table.table_id == table.table_id:
+        read.append(meant.reading())
     hit = _passage(table, query, result, cells, sql, read) if table is not None else None
     return Computation(sql, result, table, cells, hit, source)
 
@@ -460,7 +473,7 @@ def _passage(table: TableInfo, query: TableQuery | None, result: QueryResult, ce
     scale = f", figures in {_scale_name(table.scale)}" if table.scale != 1.0 else ""
     head = f"Computed by the engine from {table.file_name}, {table.name}" + \
         (f' ("{table.title.split(" > ")[-1]}"{scale})' if table.title else (f" ({scale[2:]})" if scale else ""))
-    lines = [head + ":", *(_result_lines(query, result)), *([f"Headers read as: {'; '.join(read)}"] if read else []),
+    lines = [head + ":", *(_result_lines(query, result)), *([f"{READ_AS} {'; '.join(read)}"] if read else []),
              f"Cells: {cells}", f"Query: {' '.join(sql.split())}"]
     text = "\n".join(lines)
     where = _location(table, query)
