@@ -1367,6 +1367,7 @@ def _two_periods(ask: TableAsk, table: TableInfo) -> list[int]:
 _ROWS = forms_of("rows records entries lines observations cases times values numbers cells readings points samples "
                  "instances")
 _PERIODS = forms_of("days weeks months years hours")
+_TABLE_ROWS = forms_of("rows records entries observations")  # a table's rows, of any table: "how many rows"
 _DATED = forms_of("date day time month year week hour timestamp datetime")
 
 
@@ -1459,7 +1460,7 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
             (implied or _header_met(ask, table.columns[column].name)[0] > 0) \
             and not any(c.numeric and meets(counted.forms, name_forms(c.name) - _GENERIC) for c in table.columns) \
             if counted is not None else False
-        rows_named = counted is not None and (counted.met(names) or any(
+        rows_named = counted is not None and (counted.met(names) or counted.met(_TABLE_ROWS) or any(
             not c.numeric and meets(counted.forms, name_forms(c.name) - _GENERIC) for c in table.columns))
         # "how many species", "how many different reps": a data file's column of their names counts each name
         # once, however many rows (flowers, sales) it has; a table named for what is counted counts its rows. (A
@@ -1478,8 +1479,9 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         # "how many setosa": the value that selects the rows is what they are
         of_value = counted is not None and data_rows and any(
             counted.met(forms_of(v)) for cells in values.values() for v in cells if _names_value(ask, v))
-        if counted is None or not (counted.met(names) or data_rows and (_rows_are(counted, table) or rows_named)
-                                   or bounded or of_value) or _MORE.search(ask.text):
+        if counted is None or not (counted.met(names) or counted.met(_TABLE_ROWS) or bounded or of_value
+                                   or data_rows and (_rows_are(counted, table) or rows_named)) \
+                or _MORE.search(ask.text):
             return None  # what is counted is not what the table's rows are ("how many more ...": a value)
         sql = f'SELECT count(*) AS "count" FROM {source}{where}'
         return TableQuery(table, sql, "count", f"rows of {table.name}" + _said(filters), (0,), (), where, 0.8 +

@@ -526,6 +526,27 @@ def test_a_header_holding_the_number_a_name_qualifies_answers_for_that_name(tmp_
         assert not (found and found["sql"]), found
 
 
+def test_how_many_rows_or_records_a_file_has_is_the_count_of_its_rows(tmp_path, fake_embedder):
+    rows = [(f"item {i}", ("north", "south", "east")[i % 3], 10 + i) for i in range(37)]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["name", "region", "units"])
+    writer.writerows(rows)
+    (tmp_path / "inventory.csv").write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / "inventory.csv"])] == ["indexed"]
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+
+    def computed(question):
+        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+
+    for question in ("How many rows does inventory.csv have?", "How many records are in inventory.csv?"):
+        found = computed(question)
+        assert found and "count(*)" in found["sql"] and found["rows"][0][0] == 37, (question, found)
+    found = computed("How many entries in inventory.csv are from the south region?")
+    assert found and found["rows"][0][0] == sum(1 for r in rows if r[1] == "south"), found
+
+
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
     # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
     # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
