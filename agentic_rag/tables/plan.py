@@ -55,7 +55,7 @@ _OPS = (
     ("ratio", re.compile(r"\b(?:ratio|as a (?:percentage|share|proportion) of|share of|proportion of|percent(?:age)? "
                          r"of|how many times|times (?:more|less|bigger|larger|higher|greater|smaller|as))\b", re.I)),
     ("count", re.compile(r"\b(?:how many|number of|count)\b", re.I)),
-    ("avg", re.compile(r"\b(?:average|mean|avg)\b", re.I)),
+    ("avg", re.compile(r"\b(?:average|mean|avg|median)\b", re.I)),
     ("max", re.compile(r"\b(?:highest|largest|maximum|max|most|biggest|greatest|peak|top|best|wettest|hottest|"
                        r"warmest|longest|busiest|strongest|fastest|oldest|tallest|heaviest|deepest|widest|richest|"
                        r"costliest|priciest)\b", re.I)),
@@ -379,7 +379,23 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
     if any(q.positional and q.op == "lookup" for q in out):
         # "the last row under Header1": the tables with a column of that name, not every table's last row
         out = [q for q in out if not (q.positional and q.op == "cells")]
+    if _MEDIAN.search(question):
+        out = [m for m in (_median(q) for q in out) if m is not None]
     return sorted(out, key=lambda q: -q.score)
+
+
+_MEDIAN = re.compile(r"\bmedian\b", re.IGNORECASE)
+_AVG_CALL = re.compile(r"\bavg\(")
+
+
+def _median(query: TableQuery) -> TableQuery | None:
+    """A query for "the median ...": planned as an average, its aggregate taken as the median instead (DuckDB's
+    median: the middle value, or the mean of the two middle ones). An average written as a sum over a count (a row's
+    cells), or a query of another kind, cannot be: None."""
+    if query.op == "lookup" or not _AVG_CALL.search(query.sql):
+        return query if query.op == "lookup" else None  # a cell headed "Median ..." is read as printed
+    what = re.sub(r"\bavg\b", "median", query.what, count=1)
+    return replace(query, sql=_AVG_CALL.sub("median(", query.sql), what=what)
 
 
 def quarters_shown(table: TableInfo) -> frozenset[str]:

@@ -547,6 +547,33 @@ def test_how_many_rows_or_records_a_file_has_is_the_count_of_its_rows(tmp_path, 
     assert found and found["rows"][0][0] == sum(1 for r in rows if r[1] == "south"), found
 
 
+def test_a_median_is_the_middle_value_not_the_mean(tmp_path, fake_embedder):
+    import statistics
+
+    rows = [(f"h{i}", ("urban", "rural")[i % 2], 300 + (i * 37) % 500 + (4000 if i == 5 else 0)) for i in range(24)]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["household", "area", "income"])
+    writer.writerows(rows)
+    (tmp_path / "households.csv").write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / "households.csv"])] == ["indexed"]
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+
+    def computed(question):
+        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+
+    incomes = [r[2] for r in rows]
+    assert statistics.median(incomes) != pytest.approx(statistics.mean(incomes))  # one outlier pulls the mean
+    found = computed("What is the median income in households.csv?")
+    assert found and "median(" in found["sql"], found
+    assert found["rows"][0][0] == pytest.approx(statistics.median(incomes)), found
+    found = computed("What is the median income of rural households in households.csv?")
+    assert found["rows"][0][0] == pytest.approx(statistics.median(r[2] for r in rows if r[1] == "rural")), found
+    found = computed("What is the average income in households.csv?")
+    assert found["rows"][0][0] == pytest.approx(statistics.mean(incomes)), found
+
+
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
     # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
     # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
