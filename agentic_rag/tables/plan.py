@@ -229,7 +229,7 @@ class TableAsk:
 
     @classmethod
     def of(cls, question: str) -> TableAsk:
-        question = _year_before(question)
+        question = _decades(_year_before(question))
         unnamed = _NAME_RUN.sub(lambda m: m.group(1) + " " * len(m.group(2)), question)
         ops = [name for name, pattern in _OPS if pattern.search(unnamed)]  # "Best Buy" asks for no maximum
         years = tuple(dict.fromkeys(_YEAR.findall(question)))
@@ -263,6 +263,22 @@ def _blanked(text: str, words) -> str:
 _YEAR_BEFORE = re.compile(r"\b(?:the|a)\s+year\s+(?:before|earlier|prior)\b|\ba\s+year\s+ago\b|"
                           r"\b(?:the\s+)?(?:prior|previous|preceding)(?:[- ]|\s+fiscal\s+)year\b|"
                           r"\byear[- ]over[- ]year\b|\byoy\b", re.IGNORECASE)
+
+
+# "the 1990s", "the 1700s", "the 1750's": a decade, or a century when it ends in "00s" before 2000 ("the 2000s" is
+# the decade 2000-2009)
+_DECADE = re.compile(r"(?<![\w$])(?P<y>(?:1[5-9]|20)\d0)['’]?s\b")
+
+
+def _decades(question: str) -> str:
+    """The question with a decade or century written as its span of years ("in the 1990s": "in 1990 to 1999"), so
+    that its rows are those years', not every row."""
+    def span(m: re.Match) -> str:
+        first = int(m.group("y"))
+        last = first + 99 if first % 100 == 0 and first < 2000 else first + 9
+        return f"{first} to {last}"
+
+    return _DECADE.sub(span, question)
 
 
 def _year_before(question: str) -> str:
@@ -1896,7 +1912,23 @@ def _target_column(ask: TableAsk, table: TableInfo, used: set[int], *, compared:
         only = [i for i in numeric if not _YEAR.fullmatch(table.columns[i].name.strip())]
         own = _stem_words(table.file_name) if not table.file_name.lower().endswith(".pdf") else ""
         named = meets(ask.forms, forms_of(f"{own} {table.name} {table.title}") - _GENERIC)
-        return only[0] if len(only) == 1 and (named or used) and (ask.op != "count" or compared) else None
+        if not (named or used) or ask.op == "count" and not compared:
+            return None
+        if len(only) == 1:
+            return only[0]
+        # A series (a column of the years or dates its rows are of beside one measure: "YEAR", "SUNACTIVITY"):
+        # its measure, when the question names no other thing the table does not hold ("the highest temperature
+        # in sunspots.csv" is not the highest sunspot activity)
+        only = _figures_of(table, only)
+        if len(only) != 1:
+            return None
+        held = forms_of(f"{own} {table.name} {table.title} {table.note} "
+                        f"{' '.join(identifier_text(c.name) for c in table.columns)}") | _GENERIC | _VAGUE
+        runs = frozenset(f for c in table.columns for f in joined(c.name))
+        skip = {w.lower() for w in op_words(ask.text)}
+        unheld = [c for c in ask.concepts if not c.specific and not c.forms & held and c.text.lower() not in skip
+                  and not meets(c.forms, runs) and not (meets(ask.forms, runs) - meets(ask.forms - c.forms, runs))]
+        return only[0] if not unheld else None
     top = max(s for s, _ in scored)
     best = [i for s, i in scored if s == top]
     return best[0] if len(best) == 1 else None
@@ -2145,7 +2177,9 @@ _BEFORE = re.compile(_NUMBER_WORD + r"[- ](?P<word>[A-Za-z][A-Za-z_]{2,})")
 _AFTER = re.compile(r"(?P<word>[A-Za-z][A-Za-z_]{2,})\s*(?:=|of|no\.?|number|#)?\s*" + _NUMBER_WORD + r"\b")
 _COMPARE = re.compile(r"\b(?P<op>below|under|less than|lower than|fewer than|smaller than|younger than|above|over|"
                       r"more than|greater than|higher than|older than|exceeding|exceeded|exceeds|exceed|beat|beats|topped|at least|"
-                      r"at most|no more than|no less than)\s+\$?"
+                      r"at most|no more than|no less than|"
+                      r"(?:longer|taller|heavier|larger|bigger|wider|deeper|faster|warmer|hotter|later|"
+                      r"shorter|lighter|narrower|shallower|slower|colder|cooler|cheaper|earlier) than)\s+\$?"
                       r"(?P<n>-?\d[\d,]*(?:\.\d+)?|zero\b)(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn)\b)?",
                       re.IGNORECASE)
 # "how many of the numbers are negative": a sign is a bound at zero
@@ -2155,7 +2189,11 @@ _SQL_COMPARE = {"below": "<", "under": "<", "less than": "<", "lower than": "<",
                 "smaller than": "<", "above": ">", "over": ">", "more than": ">", "greater than": ">",
                 "higher than": ">", "exceeding": ">", "at least": ">=", "no less than": ">=", "at most": "<=",
                 "younger than": "<", "older than": ">", "exceeded": ">", "exceeds": ">", "exceed": ">", "beat": ">", "beats": ">", "topped": ">",
-                "no more than": "<="}
+                "no more than": "<=",
+                **{f"{w} than": ">" for w in ("longer", "taller", "heavier", "larger", "bigger", "wider", "deeper",
+                                               "faster", "warmer", "hotter", "later")},
+                **{f"{w} than": "<" for w in ("shorter", "lighter", "narrower", "shallower", "slower", "colder",
+                                               "cooler", "cheaper", "earlier")}}
 
 
 def _number_filters(ask: TableAsk, table: TableInfo, used: set[int]) -> list[tuple[int, str]]:
@@ -2261,7 +2299,8 @@ def _asks_sum(ask: TableAsk, column: str) -> bool:
 
 _FROM_TO = re.compile(r"\bfrom\b.+\bto\b", re.IGNORECASE)
 # "over 2005 to 2007", "from 2019 through 2021", "2005-2007", "between 2010 and 2012": the years of a span
-_YEARS_SPANNED = re.compile(r"(?<!\d)(?P<a>(?:19|20)\d\d)\s*(?:-|–|—|to|through|thru|until|and)\s*(?P<b>(?:19|20)\d\d)(?!\d)",
+_YEARS_SPANNED = re.compile(r"(?<!\d)(?P<a>(?:1[6-9]|20)\d\d)\s*(?:-|–|—|to|through|thru|until|and)\s*"
+                            r"(?P<b>(?:1[6-9]|20)\d\d)(?!\d)",
                             re.IGNORECASE)
 _AGGREGATE_WORD = (("max", re.compile(r"\b(?:max(?:imum)?|highest|largest|biggest|peak)\b", re.I)),
                    ("min", re.compile(r"\b(?:min(?:imum)?|lowest|smallest)\b", re.I)),

@@ -574,6 +574,46 @@ def test_a_median_is_the_middle_value_not_the_mean(tmp_path, fake_embedder):
     assert found["rows"][0][0] == pytest.approx(statistics.mean(incomes)), found
 
 
+def test_a_series_measure_is_what_its_file_is_named_for_and_comparatives_bound_a_column(tmp_path, fake_embedder):
+    # years as a statistics package writes them, beside the measure (a column of figures, not of dates)
+    spots = {year: round((year * 37) % 191 + 0.5, 1) for year in range(1700, 1790)}
+    patients = [(50 + (i * 83) % 900, i % 2, 30 + i % 40) for i in range(50)]
+    files = {"sunspots.csv": (["YEAR", "SUNACTIVITY"], [[f"{y}.0", v] for y, v in spots.items()]),
+             "heart.csv": (["survival", "censors", "age"], [list(p) for p in patients])}
+    for name, (header, rows) in files.items():
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(rows)
+        (tmp_path / name).write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / n for n in files])] == ["indexed"] * 2
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+
+    def computed(question):
+        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+
+    # a yearly series named for what it measures: its one measure, not its years
+    found = computed("Which year had the most sunspots?")
+    assert found and '"SUNACTIVITY"' in found["sql"], found
+    assert found["rows"][0][-1] == max(spots.values()), found
+    # a thing the file does not hold is not its measure
+    found = computed("Which year had the highest temperature in sunspots.csv?")
+    assert not (found and found["sql"]), found
+    # a decade or a century is its span of years, never every row
+    found = computed("What was the average sunspot activity in the 1750s?")
+    assert found["rows"][0][0] == pytest.approx(sum(v for y, v in spots.items() if 1750 <= y <= 1759) / 10), found
+    found = computed("What was the median sunspot activity in the 1700s?")
+    import statistics
+    assert found["rows"][0][0] == pytest.approx(statistics.median(spots.values())), found  # 1700-1789: all of them
+    assert "BETWEEN 1700 AND 1799" in found["sql"], found
+    # "longer than 500 days", "younger than 40": a bound on the column the words name
+    found = computed("How many patients in heart.csv survived longer than 500 days?")
+    assert found and found["rows"][0][0] == sum(1 for p in patients if p[0] > 500), found
+    found = computed("How many patients in heart.csv survived shorter than 200 days?")
+    assert found and found["rows"][0][0] == sum(1 for p in patients if p[0] < 200), found
+
+
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
     # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
     # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
