@@ -1436,7 +1436,12 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         return replace(plain, score=plain.score - CHANGE_UNRANKED) if plain is not None else None
     filters, used = _filters(ask, table, values)
     compared = _comparisons(ask, table)
-    column = _target_column(ask, table, used, compared=bool(compared))
+    # "the average weight of cars with horsepower above 200": the bound is the horsepower's, the average the weight's
+    bound = _bound_column(ask, table, used) if compared else None
+    # (a count of bounded rows aggregates no other column: "how many households have income above 1000")
+    column = None if ask.op == "count" and bound is not None else \
+        _target_column(ask, table, used | ({bound} if bound is not None else set()), compared=bool(compared))
+    column = bound if column is None else column
     implied = column is None and bool(compared)
     if implied:  # "older than 40": the comparison names its column
         column = _implied_column(ask, table, used)
@@ -1451,7 +1456,8 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
             # across its periods is ("in which quarter was net income lowest", "the average quarterly revenues")
             return _row_across(ask, table, named_row)
     if compared:
-        filters += [f"{_q(table.columns[column].sql)} {op} {n}" for op, n in compared]
+        on = bound if bound is not None else column
+        filters += [f"{_q(table.columns[on].sql)} {op} {n}" for op, n in compared]
     where = f" WHERE {' AND '.join(filters)}" if filters else ""
     source = _q(table.physical)
     if ask.op == "count" and not compared and _SUM_WORDS.search(ask.text):
@@ -1976,6 +1982,22 @@ def _header_met(ask: TableAsk, name: str) -> tuple[int, float]:
 
 _IMPLIED = {"older than": "age", "younger than": "age", "cheaper than": "price", "more expensive than": "price",
             "longer than": "length", "shorter than": "length", "heavier than": "weight", "lighter than": "weight"}
+
+
+def _bound_column(ask: TableAsk, table: TableInfo, used: set[int]) -> int | None:
+    """The numeric column the words right before every comparison name ("with horsepower above 200", "income
+    above 1000"), when they name one and the same: the rows are bounded on it, whatever the question then
+    aggregates. None when they name none (the bound is then the aggregated column's: "cars heavier than 4000")."""
+    found = set()
+    for m in _COMPARE.finditer(ask.text):
+        before = " ".join(re.findall(r"[\w'-]+", ask.text[:m.start()])[-3:])
+        words = forms_of(before) | measure_nouns(before)
+        named = [i for i, c in enumerate(table.columns) if c.numeric and i not in used
+                 and meets(words, name_forms(c.name) - _GENERIC)]
+        if len(named) != 1:
+            return None
+        found.add(named[0])
+    return found.pop() if len(found) == 1 else None
 
 
 def _implied_column(ask: TableAsk, table: TableInfo, used: set[int]) -> int | None:

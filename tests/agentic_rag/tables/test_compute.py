@@ -614,6 +614,29 @@ def test_a_series_measure_is_what_its_file_is_named_for_and_comparatives_bound_a
     assert found and found["rows"][0][0] == sum(1 for p in patients if p[0] < 200), found
 
 
+def test_a_bound_on_one_column_selects_the_rows_another_column_is_aggregated_over(tmp_path, fake_embedder):
+    households = [(300 + (i * 97) % 2400, 150 + (i * 53) % 900) for i in range(60)]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["income", "foodexp"])
+    writer.writerows(households)
+    (tmp_path / "engel.csv").write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / "engel.csv"])] == ["indexed"]
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+
+    def computed(question):
+        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+
+    rich = [f for i, f in households if i > 1000]
+    found = computed("What is the average food expenditure for households with income above 1000 in engel.csv?")
+    assert found and '"income" > 1000' in found["sql"], found
+    assert found["rows"][0][0] == pytest.approx(sum(rich) / len(rich)), found  # the food expenditure's, not income's
+    # a bound the question puts on the column it aggregates stays on it
+    found = computed("How many households in engel.csv have income above 1000?")
+    assert found["rows"][0][0] == len(rich), found
+
+
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
     # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
     # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
