@@ -395,7 +395,7 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
     if any(q.positional and q.op == "lookup" for q in out):
         # "the last row under Header1": the tables with a column of that name, not every table's last row
         out = [q for q in out if not (q.positional and q.op == "cells")]
-    if _MEDIAN.search(question):
+    if asked.op == "avg" and _MEDIAN.search(question):  # the median is the operation asked, not a word beside it
         out = [m for m in (_median(q) for q in out) if m is not None]
     return sorted(out, key=lambda q: -q.score)
 
@@ -408,8 +408,8 @@ def _median(query: TableQuery) -> TableQuery | None:
     """A query for "the median ...": planned as an average, its aggregate taken as the median instead (DuckDB's
     median: the middle value, or the mean of the two middle ones). An average written as a sum over a count (a row's
     cells), or a query of another kind, cannot be: None."""
-    if query.op == "lookup" or not _AVG_CALL.search(query.sql):
-        return query if query.op == "lookup" else None  # a cell headed "Median ..." is read as printed
+    if not _AVG_CALL.search(query.sql):  # a cell headed "Median ..." is read as printed; a mean as a sum over a
+        return None if query.op == "avg" else query  # count is no median
     what = re.sub(r"\bavg\b", "median", query.what, count=1)
     return replace(query, sql=_AVG_CALL.sub("median(", query.sql), what=what)
 
