@@ -84,6 +84,7 @@ _WHICH = re.compile(r"\b(?:which|what|who)\b[^?]{0,60}?\b(?:has|had|have|was|wer
 _BETWEEN = re.compile(r"\bfrom\b.+\bto\b|\bbetween\b.+\band\b|\bcompar|\bversus\b|\bvs\.?|\bdifference\b|"
                       r"\bgrowth\b|\bchange[ds]?\b|\byear[- ]over[- ]year\b|\byoy\b|\bthan\b", re.I)
 _DIFFERENT = frozenset({"different", "distinct", "unique", "separate", "individual"})  # "how many different species"
+_DIFFERENT_RUN = re.compile(r"\b(?:different|distinct|unique)\s+(?P<words>(?:[A-Za-z][\w'-]*\s*){1,3})", re.IGNORECASE)
 _MORE = re.compile(r"\bhow (?:many|much) (?:more|less|fewer)\b", re.I)
 _N = r"\d{1,2}|two|three|four|five|six|seven|eight|nine|ten"
 # "the top 5", "the three highest closing prices", "5 largest"
@@ -1508,8 +1509,22 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
                     and meets(counted.forms, name_forms(c.name) - _GENERIC)
                     and not forms_of(identifier_text(c.name)) & _DATED
                     and not any(_DATE.match(v) for v in values.get(i, ())[:20])]
-        if len(named_by) == 1 and not counted.met(names) and not _rows_are(counted, table) \
-                and not _MORE.search(ask.text) and table.location.sheet is not None:
+        # "how many different barley varieties": the words after "different" name the column ("variety"), though
+        # the first of them names the file
+        different = _DIFFERENT_RUN.search(ask.text)
+        if different and table.location.sheet is not None and not _MORE.search(ask.text):
+            after = forms_of(different.group("words"))
+            told = [i for i, c in enumerate(table.columns) if not c.numeric
+                    and meets(after, name_forms(c.name) - _GENERIC)
+                    and not forms_of(identifier_text(c.name)) & _DATED]
+            if len(told) == 1:
+                named_by, counted_apart = told, True
+            else:
+                counted_apart = False
+        else:
+            counted_apart = False
+        if len(named_by) == 1 and (counted_apart or not counted.met(names) and not _rows_are(counted, table)
+                                   and not _MORE.search(ask.text)) and table.location.sheet is not None:
             col = _q(table.columns[named_by[0]].sql)
             sql = f'SELECT count(DISTINCT {col}) AS "count" FROM {source}{where}'
             return TableQuery(table, sql, "count", f"different {table.columns[named_by[0]].name}" +
@@ -1769,8 +1784,10 @@ def _which(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]],
     a superlative's answer: the text column or the part of a date the question asks "which" of, else the
     first text column."""
     noun = _WHICH_NOUN.search(ask.text)
-    if noun:
-        word = noun.group("noun").lower().rstrip("s")
+    # "which barley variety": the first of the words after "which" that names a column or a part of a date
+    following = re.findall(r"[a-z][a-z_]+", ask.text[noun.end():noun.end() + 40].lower())[:2] if noun else []
+    for word in ([noun.group("noun"), *following] if noun else []):
+        word = word.lower().rstrip("s")
         time = _time_column(table, values)
         if word in _DATE_PARTS and time is not None and time[1] == "date":
             start, length = _DATE_PARTS[word]
@@ -1783,6 +1800,8 @@ def _which(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]],
             distinct = values.get(named[0], ())
             return _q(table.columns[named[0]].sql), table.columns[named[0]].name, named[0], \
                 bool(distinct) and len(distinct) < table.n_rows
+        if len(named) > 1 or forms & forms_of(f"{table.name} {_stem_words(table.file_name)}") == set():
+            break  # a word naming no column and not the file ("which company"): what the rows are, not a column
     label = _label_column(table, value_column)
     return _q(table.columns[label].sql), table.columns[label].name, label, False
 
@@ -2225,16 +2244,18 @@ def _number_filters(ask: TableAsk, table: TableInfo, used: set[int]) -> list[tup
     compared = {m.start("n") for m in _COMPARE.finditer(ask.text)}
     steps = _STEPS.search(ask.text)
     stepped = {steps.start("a"), steps.start("b")} if steps else set()
+    tied: set[int] = set()  # a number names one column's value: "the mpg of 8 cylinder cars" is 8 cylinders
     for pattern in (_BEFORE, _AFTER):
         for m in pattern.finditer(ask.text):
             value = m.group("n").replace(",", "")
-            if _YEAR.fullmatch(value) or m.start("n") in compared | stepped:
+            if _YEAR.fullmatch(value) or m.start("n") in compared | stepped | tied:
                 continue
             word = forms_of(m.group("word"))
             columns = [i for i, c in enumerate(table.columns) if c.numeric and i not in used
                        and meets(word, name_forms(c.name) - _GENERIC)]
             if len(columns) == 1 and columns[0] not in {c for c, _ in out}:
                 out.append((columns[0], f"{_q(table.columns[columns[0]].sql)} = {value}"))
+                tied.add(m.start("n"))
     return out
 
 

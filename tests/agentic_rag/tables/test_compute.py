@@ -637,6 +637,38 @@ def test_a_bound_on_one_column_selects_the_rows_another_column_is_aggregated_ove
     assert found["rows"][0][0] == len(rich), found
 
 
+def test_a_data_files_own_name_before_the_column_a_question_asks_of(tmp_path, fake_embedder):
+    # "which barley variety", "how many different barley varieties": "barley" names the file, "variety" the column;
+    # "the mpg of 8 cylinder cars": the 8 is the cylinders', not the mpg's
+    varieties = ["Manchuria", "Glabron", "Svansota", "Velvet", "Trebi"]
+    rows = [(round(20 + (i * 7) % 30 + (12 if v == "Trebi" else 0) + 0.5, 1), v, site)
+            for i, (v, site) in enumerate((v, s) for v in varieties for s in ("Crookston", "Morris", "Waseca"))]
+    cars = [(f"car {i}", 10 + (i * 3) % 25, (4, 6, 8)[i % 3]) for i in range(30)]
+    files = {"barley.csv": (["yield", "variety", "site"], rows), "cars.csv": (["Name", "Miles_per_Gallon", "Cylinders"], cars)}
+    for name, (header, data) in files.items():
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(data)
+        (tmp_path / name).write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / n for n in files])] == ["indexed"] * 2
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+
+    def computed(question):
+        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+
+    totals = {v: sum(r[0] for r in rows if r[1] == v) for v in varieties}
+    found = computed("Which barley variety had the highest total yield?")
+    assert found and found["rows"][0][1] == max(totals, key=totals.get), found
+    assert found["rows"][0][2] == pytest.approx(max(totals.values())), found
+    found = computed("How many different barley varieties are there?")
+    assert found and found["rows"][0][0] == len(varieties), found
+    found = computed("What's the average mpg of 8-cylinder cars?")
+    eights = [c[1] for c in cars if c[2] == 8]
+    assert found and found["rows"][0][0] == pytest.approx(sum(eights) / len(eights)), found
+
+
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
     # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
     # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
