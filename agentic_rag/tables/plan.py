@@ -65,6 +65,9 @@ _OPS = (
                        re.I)),
 )
 _SUM_WORDS = dict(_OPS)["sum"]
+# the operation words headers write short, as spreadsheets and reports do
+_OP_SHORT = {"avg": "average", "av": "average", "tot": "total", "ttl": "total", "max": "maximum highest",
+             "min": "minimum lowest", "cum": "cumulative"}
 
 
 def op_words(text: str) -> set[str]:
@@ -174,6 +177,13 @@ class TableAsk:
         # a header's bracketed note and a unit "per ..." name no thing of the table: "(Dollars in millions,
         # except per share data)" makes "what share of net sales" no lookup of a "share"
         headers = " ".join(_BRACKETED.sub(" ", c.name) for c in table.columns)
+        # a header writes its operation word short ("Avg salary", "Tot. revenue") beside the figure the question
+        # names ("the average salary"; not "temp_max" for "the highest precipitation")
+        for c in table.columns:
+            words = re.findall(r"[A-Za-z]+", identifier_text(c.name))
+            short = [w.lower() for w in words if w.lower() in _OP_SHORT]
+            if short and forms_of(" ".join(w for w in words if w.lower() not in _OP_SHORT)) & self.forms:
+                headers += " " + " ".join(_OP_SHORT[w] for w in short)
         names = forms_of(_PER_UNIT.sub(" ", f"{table.title} {table.name} {_stem_words(table.file_name)} {headers}"))
         # A row label counts when the question names all of it and more than the operation word ("Total
         # revenue"), not a bare "Total" row, which is what a computed total leaves out.

@@ -669,6 +669,25 @@ def test_a_data_files_own_name_before_the_column_a_question_asks_of(tmp_path, fa
     assert found and found["rows"][0][0] == pytest.approx(sum(eights) / len(eights)), found
 
 
+def test_a_header_writing_its_operation_short_is_read_not_recomputed(tmp_path, fake_embedder):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Headcount"
+    sheet.append(["Department", "Employees", "Avg salary"])
+    for row in [("Engineering", 42, 98000), ("Sales", 25, 67000), ("Support", 18, 52000), ("Finance", 7, 88000)]:
+        sheet.append(list(row))
+    book.save(tmp_path / "staff.xlsx")
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / "staff.xlsx"])] == ["indexed"]
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    # "Avg salary" is the average salary the question asks for: Finance's cell, not the mean of the column
+    found = next(t for t in agent.ask("What is the average salary in Finance?").trace
+                 if t["step"] == "retrieve")["details"].get("computed")
+    assert found and found["rows"][0][-1] == 88000, found
+
+
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
     # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
     # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
