@@ -1458,10 +1458,20 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
         column = _implied_column(ask, table, used)
     if compared and column is None:
         return None  # "below 3000": of which column the question does not say
-    if table.location.sheet is None and not filters and not compared and ask.op != "count" and (
+    # (a sheet laid out like one: a row per name, a column per quarter or month)
+    laid_out = table.location.sheet is None or (len(set(table.labels)) == len(table.labels) == table.n_rows
+                                                and not table.columns[0].numeric)
+    if laid_out and not filters and not compared and ask.op != "count" and (
             ask.op in ("sum", "avg") or ask.which or ask.top > 1):
         named_row = _named_row(ask, table, layout)
-        if named_row is not None:
+        if named_row is None and table.location.sheet is not None:
+            # a sheet's row of a name ("the South region" of a row per region, a column per quarter): the row
+            # across its periods when it has two at least, else the usual reading
+            rows = [(r, score) for r, score in _matching_rows(ask, table, layout) if score >= NAMED_ROW]
+            across = _row_across(ask, table, rows[0][0]) if len(rows) == 1 else None
+            if across is not None:
+                return across
+        elif named_row is not None:
             # "which segment had the lowest net revenue": a statement's row is the figure asked for, so its rows
             # are figures of different kinds (revenue, expenses, profit), not things to rank or add up; the row
             # across its periods is ("in which quarter was net income lowest", "the average quarterly revenues")
@@ -1694,7 +1704,7 @@ def _row_across(ask: TableAsk, table: TableInfo, row: int) -> TableQuery | None:
         what = f"{'highest' if ask.op == 'max' else 'lowest'} {label} across the columns"
         return TableQuery(table, sql, f"top {ask.op}", what, (spread[0], spread[-1]), (row,), "", 1.3)
     function = {"sum": "sum", "avg": "avg"}[ask.op]
-    sql = f'{source} SELECT {function}(value) AS value, count(value) AS "rows" FROM u'
+    sql = f'{source} SELECT {function}(value) AS value, count(value) AS "cells" FROM u'
     what = f"{function} of {label} across {table.columns[spread[0]].name} to {table.columns[spread[-1]].name}"
     return TableQuery(table, sql, function, what, (spread[0], spread[-1]), (row,), "", 1.3)
 

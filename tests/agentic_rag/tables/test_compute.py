@@ -688,6 +688,32 @@ def test_a_header_writing_its_operation_short_is_read_not_recomputed(tmp_path, f
     assert found and found["rows"][0][-1] == 88000, found
 
 
+def test_a_sheet_row_of_a_name_is_read_across_its_quarters(tmp_path, fake_embedder):
+    import openpyxl
+
+    sales = {"North": (120, 135, 150, 160), "South": (90, 95, 110, 105), "East": (200, 180, 210, 230)}
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Sales 2023"
+    sheet.append(["Region", "Q1", "Q2", "Q3", "Q4"])
+    for region, quarters in sales.items():
+        sheet.append([region, *quarters])
+    book.save(tmp_path / "sales.xlsx")
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / "sales.xlsx"])] == ["indexed"]
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+
+    def computed(question):
+        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+
+    found = computed("What was the average quarterly sales of the South region?")
+    assert found and found["rows"][0][0] == pytest.approx(sum(sales["South"]) / 4), found
+    found = computed("In which quarter did the East region sell the most?")
+    assert found and found["rows"][0] == ["Q4", 230], found
+    found = computed("Which region had the highest sales in Q4?")  # a column's ranking, as before
+    assert found and found["rows"][0][1:] == ["East", 230], found
+
+
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
     # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
     # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
