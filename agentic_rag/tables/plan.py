@@ -1464,9 +1464,10 @@ def _aggregate_query(ask: TableAsk, table: TableInfo, values: Mapping[int, Seque
     if laid_out and not filters and not compared and ask.op != "count" and (
             ask.op in ("sum", "avg") or ask.which or ask.top > 1):
         named_row = _named_row(ask, table, layout)
-        if named_row is None and table.location.sheet is not None:
+        if named_row is None and table.location.sheet is not None and column is None:
             # a sheet's row of a name ("the South region" of a row per region, a column per quarter): the row
-            # across its periods when it has two at least, else the usual reading
+            # across its periods when it has two at least and the question names no column (the largest
+            # "staff" is the STAFF column's), else the usual reading
             rows = [(r, score) for r, score in _matching_rows(ask, table, layout) if score >= NAMED_ROW]
             across = _row_across(ask, table, rows[0][0]) if len(rows) == 1 else None
             if across is not None:

@@ -692,12 +692,13 @@ def test_a_sheet_row_of_a_name_is_read_across_its_quarters(tmp_path, fake_embedd
     import openpyxl
 
     sales = {"North": (120, 135, 150, 160), "South": (90, 95, 110, 105), "East": (200, 180, 210, 230)}
+    staff = {"North": 12, "South": 30, "East": 21}
     book = openpyxl.Workbook()
     sheet = book.active
     sheet.title = "Sales 2023"
-    sheet.append(["Region", "Q1", "Q2", "Q3", "Q4"])
+    sheet.append(["Region", "Q1", "Q2", "Q3", "Q4", "Staff"])
     for region, quarters in sales.items():
-        sheet.append([region, *quarters])
+        sheet.append([region, *quarters, staff[region]])
     book.save(tmp_path / "sales.xlsx")
     kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
     assert [r.status for r in kb.ingest_many([tmp_path / "sales.xlsx"])] == ["indexed"]
@@ -712,6 +713,9 @@ def test_a_sheet_row_of_a_name_is_read_across_its_quarters(tmp_path, fake_embedd
     assert found and found["rows"][0] == ["Q4", 230], found
     found = computed("Which region had the highest sales in Q4?")  # a column's ranking, as before
     assert found and found["rows"][0][1:] == ["East", 230], found
+    # a question naming a column ("staff") ranks that column, though it also names a row ("North")
+    found = computed("Which region had the largest staff, North or another?")
+    assert found and found["rows"][0][1:] == ["South", 30], found
 
 
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
