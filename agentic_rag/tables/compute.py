@@ -445,6 +445,12 @@ def _cells(tables: TableSource, table: TableInfo | None, query: TableQuery | Non
     if query is None:
         rows = [r[0] for r in result.rows if result.columns[:1] == ("_row",) and isinstance(r[0], int)]
         return table.range_label(rows, len(table.columns) - 1) if rows else f"{table.file_name}, {table.name}"
+    if query.op == "header":  # the header row: a sheet's cells above the first row of data
+        cells = table.location.cells or ""
+        m = re.fullmatch(r"([A-Z]+)(\d+):([A-Z]+)\d+", cells)
+        if table.location.sheet is not None and m:
+            return f"{table.location.sheet}!{m.group(1)}{m.group(2)}:{m.group(3)}{m.group(2)}"
+        return f"{table.file_name}, {table.name}, header row"
     rows = list(query.rows)
     if not rows and "_row" in result.columns:
         rows = [r[result.columns.index("_row")] for r in result.rows]
@@ -528,6 +534,11 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         ranked = [f"{_month(r[names.index('label')]) if month else _label(r[names.index('label')])} "
                   f"({figure(r[names.index('value')])})" for r in rows[:MAX_SHOWN_ROWS]]
         return [f"{query.what}: {'; '.join(ranked)}"]
+    if query is not None and query.op == "header" and rows:  # the table's columns, as its header row names them
+        names = [c.name for c in query.table.columns]
+        count = rows[0][0]
+        return [f"{query.table.name}: {len(names)} column{'s' if len(names) != 1 else ''} ({', '.join(names)}) and "
+                f"{shown(count)} row{'s' if count != 1 else ''}"]
     if query is not None and query.op == "cells" and rows:  # a row the question points at: each of its cells
         row = dict(zip(names, rows[0], strict=True))
         cells = [f"{c.name}: {shown(row[c.sql])}" for c in query.table.columns if row.get(c.sql) not in (None, "")]

@@ -362,6 +362,15 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
     asked = replace(TableAsk.of(question), figures=figures)
     asked_quarters = quarters_of(question)
     where = position_of(question)
+    if _HEADERS_ASKED.search(question) and where is None and asked.op in ("lookup", "count"):
+        # "what columns does cars.csv have": the header of the file or sheet the question names, read whole
+        headed = [q for q in (_header_query(asked, t, question, (prior or {}).get(t.table_id, 0.0)) for t in tables)
+                  if q is not None]
+        sheets = [q for q in headed if _sheet_named(q.table, question)]
+        # one table named (a data file, a sheet); a workbook of several sheets named only by its file is not
+        # answered by one of its sheets
+        if sheets or len(headed) == 1:
+            return sorted(sheets or headed, key=lambda q: -q.score)
     out: list[TableQuery] = []
     for table in tables:
         best: TableQuery | None = None
@@ -423,6 +432,31 @@ def _median(query: TableQuery) -> TableQuery | None:
         return None if query.op == "avg" else query  # count is no median
     what = re.sub(r"\bavg\b", "median", query.what, count=1)
     return replace(query, sql=_AVG_CALL.sub("median(", query.sql), what=what)
+
+
+# a question about a table's columns themselves: "what columns does cars.csv have", "how many fields are in the
+# stocks data", "list the variables of star98.csv"
+_HEADERS_ASKED = re.compile(r"\b(?:(?:what|how\s+many)(?:\s+are\s+the)?|(?:list|name|show)(?:\s+me)?(?:\s+all)?"
+                            r"(?:\s+of)?\s+the)\s+(?:columns|fields|headers|variables)\b", re.IGNORECASE)
+
+
+def _header_query(ask: TableAsk, table: TableInfo, question: str, prior: float) -> TableQuery | None:
+    """The header of a table whose file or sheet the question names (its columns, by the cells of its header
+    row, and its count of rows): None for a table the question does not name."""
+    named = _sheet_named(table, question) or bool(_file_words(ask, table)) or \
+        any(_in_file_name(c, _file_tokens(table.file_name)) for c in ask.concepts)
+    if not named:
+        return None
+    sql = f'SELECT count(*) AS "rows" FROM {_q(table.physical)}'
+    return TableQuery(table, sql, "header", f"columns of {table.name}", tuple(range(len(table.columns))), (),
+                      "", 2.0 + prior)
+
+
+def _sheet_named(table: TableInfo, question: str) -> bool:
+    """Whether the question names the table's sheet, other than by its file's name (a CSV's one sheet)."""
+    sheet = table.location.sheet
+    return bool(sheet) and sheet.lower() != table.file_name.rsplit(".", 1)[0].lower() and \
+        re.search(rf"(?<!\w){re.escape(sheet)}(?!\w)", question, re.IGNORECASE) is not None
 
 
 def quarters_shown(table: TableInfo) -> frozenset[str]:

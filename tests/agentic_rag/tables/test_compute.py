@@ -718,6 +718,44 @@ def test_a_sheet_row_of_a_name_is_read_across_its_quarters(tmp_path, fake_embedd
     assert found and found["rows"][0][1:] == ["South", 30], found
 
 
+def test_what_columns_a_file_has_is_its_header_read_whole(tmp_path, fake_embedder):
+    for name, header in (("inventory.csv", ["item", "region", "units", "unit_price"]),
+                         ("staff.csv", ["name", "department"])):
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows([[f"{h}{i}" if j < 2 else i * 3 for j, h in enumerate(header)] for i in range(12)])
+        (tmp_path / name).write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / "inventory.csv", tmp_path / "staff.csv"])] == ["indexed"] * 2
+    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    for question in ("What columns does inventory.csv have?", "How many columns are in inventory.csv?"):
+        result = agent.ask(question)
+        computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+        assert computed["cells"] == "inventory!A1:D1", computed  # the header row's cells
+        assert "inventory: 4 columns (item, region, units, unit_price) and 12 rows" in result.answer, result.answer
+    # a question about the figures in a column is no question about the columns
+    found = next(t for t in agent.ask("What is the total of the units column in inventory.csv?").trace
+                 if t["step"] == "retrieve")["details"]["computed"]
+    assert found["rows"][0][0] == sum(i * 3 for i in range(12)), found
+    # a workbook of two sheets: the sheet the question names, and no one sheet for the whole workbook
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.title = "Budget"
+    book.active.append(["Line", "Planned", "Actual"])
+    book.active.append(["Rent", 1200, 1250])
+    people = book.create_sheet("People")
+    people.append(["Name", "Role"])
+    people.append(["Ann", "Lead"])
+    book.save(tmp_path / "plan.xlsx")
+    assert [r.status for r in kb.ingest_many([tmp_path / "plan.xlsx"])] == ["indexed"]
+    assert "People: 2 columns (Name, Role) and 1 row" in agent.ask("What columns does the People sheet have?").answer
+    whole = next(t for t in agent.ask("What columns does plan.xlsx have?").trace
+                 if t["step"] == "retrieve")["details"].get("computed")
+    assert not (whole and whole["sql"]), whole
+
+
 def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_another_quarters(tmp_path):
     # retrieval found the 10-Q of 2Q22 (its table of the three months ended June 30, 2022 and 2021); the question
     # asks for 2Q20 to 1Q21, which the 10-Q of 1Q21 prints as columns
