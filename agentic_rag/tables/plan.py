@@ -447,9 +447,18 @@ def _header_query(ask: TableAsk, table: TableInfo, question: str, prior: float) 
         any(_in_file_name(c, _file_tokens(table.file_name)) for c in ask.concepts)
     if not named:
         return None
+    # a question about the columns and nothing else ("how many columns hold percentages" asks about figures)
+    own = forms_of(f"{_stem_words(table.file_name)} {table.location.sheet or ''} {table.name}") | _ABOUT_COLUMNS
+    if any(not c.forms & own and not any(ch.isdigit() for ch in c.text) for c in ask.concepts):
+        return None
     sql = f'SELECT count(*) AS "rows" FROM {_q(table.physical)}'
     return TableQuery(table, sql, "header", f"columns of {table.name}", tuple(range(len(table.columns))), (),
                       "", 2.0 + prior)
+
+
+_ABOUT_COLUMNS = forms_of("columns fields headers variables have has contain contains include includes dataset data "
+                          "file table sheet tab spreadsheet workbook csv xlsx many list name names show total number "
+                          "there")
 
 
 def _sheet_named(table: TableInfo, question: str) -> bool:

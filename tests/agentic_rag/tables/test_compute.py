@@ -734,7 +734,10 @@ def test_what_columns_a_file_has_is_its_header_read_whole(tmp_path, fake_embedde
         computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
         assert computed["cells"] == "inventory!A1:D1", computed  # the header row's cells
         assert "inventory: 4 columns (item, region, units, unit_price) and 12 rows" in result.answer, result.answer
-    # a question about the figures in a column is no question about the columns
+    # a question about the columns' figures is no question about the columns
+    found = next(t for t in agent.ask("How many columns in inventory.csv hold prices?").trace
+                 if t["step"] == "retrieve")["details"].get("computed")
+    assert not (found and found["sql"].startswith('SELECT count(*) AS "rows"')), found
     found = next(t for t in agent.ask("What is the total of the units column in inventory.csv?").trace
                  if t["step"] == "retrieve")["details"]["computed"]
     assert found["rows"][0][0] == sum(i * 3 for i in range(12)), found
