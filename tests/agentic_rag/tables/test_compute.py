@@ -440,18 +440,32 @@ def test_two_results_are_compared_by_what_they_state_not_by_the_rows_they_read(t
     assert _figures(one, table) != _figures(grown, table)  # a column whose name holds "row" is a figure
 
 
+def _data_agent(tmp_path, embedder, files: dict) -> tuple:
+    """The knowledge base and an offline agent over data files written to tmp_path ({name: (header, rows)})."""
+    for name, (header, rows) in files.items():
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(rows)
+        (tmp_path / name).write_text(out.getvalue())
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([tmp_path / n for n in files])] == ["indexed"] * len(files)
+    return kb, wiring.build_for(wiring.ModelConfig("offline"), kb, embedder)
+
+
+def _computed_by(agent):
+    """A function of a question: the retrieve step's record of what was computed for it (None: no table asked)."""
+    def computed(question: str):
+        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+    return computed
+
+
 def test_a_data_file_whose_headers_run_words_together_is_read_by_those_words(tmp_path, fake_embedder):
     # a statistics package's data file: "realgdp", "realcons", "tbilrate" are real GDP, real consumption and the
     # Treasury bill rate; a question writes the words
     rows = [(1959 + i // 4, 1 + i % 4, 2700.0 + 10 * i, 1700.0 + 7 * i, round(2.5 + 0.1 * i, 2)) for i in range(40)]
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["year", "quarter", "realgdp", "realcons", "tbilrate"])
-    writer.writerows(rows)
-    (tmp_path / "macro.csv").write_text(out.getvalue())
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([tmp_path / "macro.csv"])] == ["indexed"]
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    header = ["year", "quarter", "realgdp", "realcons", "tbilrate"]
+    _, agent = _data_agent(tmp_path, fake_embedder, {"macro.csv": (header, rows)})
     result = agent.ask("What was the highest Treasury bill rate in macro.csv?")
     computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
     assert '"tbilrate"' in computed["sql"] and computed["rows"][0][-1] == pytest.approx(max(r[4] for r in rows))
@@ -474,18 +488,8 @@ def test_a_data_files_years_months_and_run_together_headers_are_read_as_a_reader
     files = {"elnino.csv": (["YEAR", *months], [[y, *t] for y, t in temps.items()]),
              "sunspots.csv": (["YEAR", "SUNACTIVITY"], [[y, v] for y, v in spots.items()]),
              "schools.csv": (["DISTRICT", "PTRATIO", "LOWINC"], [list(d) for d in districts])}
-    for name, (header, rows) in files.items():
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(header)
-        writer.writerows(rows)
-        (tmp_path / name).write_text(out.getvalue())
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([tmp_path / n for n in files])] == ["indexed"] * 3
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
-
-    def computed(question):
-        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"]["computed"]
+    _, agent = _data_agent(tmp_path, fake_embedder, files)
+    computed = _computed_by(agent)
 
     found = computed("What was the El Nino sea surface temperature in March 1952?")
     assert '"MAR"' in found["sql"] and found["rows"][0][-1] == temps[1952][2], found
@@ -503,17 +507,10 @@ def test_a_header_holding_the_number_a_name_qualifies_answers_for_that_name(tmp_
     # a data file of committees whose headers hold the Congress they count ("BILLS104": bills of the 104th
     # Congress); the word "Congress" is nowhere in the file, and a question naming it is still this file's
     committees = [("Appropriations", 49, 56), ("Budget", 23, 41), ("Rules", 44, 104), ("Judiciary", 211, 258)]
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["COMMITTEE", "BILLS104", "SIZE", "BILLS103"])
-    writer.writerows([(name, b104, 30 + i, b103) for i, (name, b104, b103) in enumerate(committees)])
-    (tmp_path / "committee.csv").write_text(out.getvalue())
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([tmp_path / "committee.csv"])] == ["indexed"]
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
-
-    def computed(question):
-        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+    rows = [(name, b104, 30 + i, b103) for i, (name, b104, b103) in enumerate(committees)]
+    header = ["COMMITTEE", "BILLS104", "SIZE", "BILLS103"]
+    _, agent = _data_agent(tmp_path, fake_embedder, {"committee.csv": (header, rows)})
+    computed = _computed_by(agent)
 
     found = computed("How many bills did the Rules committee handle in the 104th Congress?")
     assert found and '"BILLS104"' in found["sql"] and found["rows"][0][-1] == 44, found
@@ -528,17 +525,8 @@ def test_a_header_holding_the_number_a_name_qualifies_answers_for_that_name(tmp_
 
 def test_how_many_rows_or_records_a_file_has_is_the_count_of_its_rows(tmp_path, fake_embedder):
     rows = [(f"item {i}", ("north", "south", "east")[i % 3], 10 + i) for i in range(37)]
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["name", "region", "units"])
-    writer.writerows(rows)
-    (tmp_path / "inventory.csv").write_text(out.getvalue())
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([tmp_path / "inventory.csv"])] == ["indexed"]
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
-
-    def computed(question):
-        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+    _, agent = _data_agent(tmp_path, fake_embedder, {"inventory.csv": (["name", "region", "units"], rows)})
+    computed = _computed_by(agent)
 
     for question in ("How many rows does inventory.csv have?", "How many records are in inventory.csv?"):
         found = computed(question)
@@ -551,17 +539,8 @@ def test_a_median_is_the_middle_value_not_the_mean(tmp_path, fake_embedder):
     import statistics
 
     rows = [(f"h{i}", ("urban", "rural")[i % 2], 300 + (i * 37) % 500 + (4000 if i == 5 else 0)) for i in range(24)]
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["household", "area", "income"])
-    writer.writerows(rows)
-    (tmp_path / "households.csv").write_text(out.getvalue())
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([tmp_path / "households.csv"])] == ["indexed"]
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
-
-    def computed(question):
-        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+    _, agent = _data_agent(tmp_path, fake_embedder, {"households.csv": (["household", "area", "income"], rows)})
+    computed = _computed_by(agent)
 
     incomes = [r[2] for r in rows]
     assert statistics.median(incomes) != pytest.approx(statistics.mean(incomes))  # one outlier pulls the mean
@@ -580,18 +559,8 @@ def test_a_series_measure_is_what_its_file_is_named_for_and_comparatives_bound_a
     patients = [(50 + (i * 83) % 900, i % 2, 30 + i % 40) for i in range(50)]
     files = {"sunspots.csv": (["YEAR", "SUNACTIVITY"], [[f"{y}.0", v] for y, v in spots.items()]),
              "heart.csv": (["survival", "censors", "age"], [list(p) for p in patients])}
-    for name, (header, rows) in files.items():
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(header)
-        writer.writerows(rows)
-        (tmp_path / name).write_text(out.getvalue())
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([tmp_path / n for n in files])] == ["indexed"] * 2
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
-
-    def computed(question):
-        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+    _, agent = _data_agent(tmp_path, fake_embedder, files)
+    computed = _computed_by(agent)
 
     # a yearly series named for what it measures: its one measure, not its years
     found = computed("Which year had the most sunspots?")
@@ -616,17 +585,8 @@ def test_a_series_measure_is_what_its_file_is_named_for_and_comparatives_bound_a
 
 def test_a_bound_on_one_column_selects_the_rows_another_column_is_aggregated_over(tmp_path, fake_embedder):
     households = [(300 + (i * 97) % 2400, 150 + (i * 53) % 900) for i in range(60)]
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["income", "foodexp"])
-    writer.writerows(households)
-    (tmp_path / "engel.csv").write_text(out.getvalue())
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([tmp_path / "engel.csv"])] == ["indexed"]
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
-
-    def computed(question):
-        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+    _, agent = _data_agent(tmp_path, fake_embedder, {"engel.csv": (["income", "foodexp"], households)})
+    computed = _computed_by(agent)
 
     rich = [f for i, f in households if i > 1000]
     found = computed("What is the average food expenditure for households with income above 1000 in engel.csv?")
@@ -644,19 +604,10 @@ def test_a_data_files_own_name_before_the_column_a_question_asks_of(tmp_path, fa
     rows = [(round(20 + (i * 7) % 30 + (12 if v == "Trebi" else 0) + 0.5, 1), v, site)
             for i, (v, site) in enumerate((v, s) for v in varieties for s in ("Crookston", "Morris", "Waseca"))]
     cars = [(f"car {i}", 10 + (i * 3) % 25, (4, 6, 8)[i % 3]) for i in range(30)]
-    files = {"barley.csv": (["yield", "variety", "site"], rows), "cars.csv": (["Name", "Miles_per_Gallon", "Cylinders"], cars)}
-    for name, (header, data) in files.items():
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(header)
-        writer.writerows(data)
-        (tmp_path / name).write_text(out.getvalue())
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([tmp_path / n for n in files])] == ["indexed"] * 2
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
-
-    def computed(question):
-        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+    files = {"barley.csv": (["yield", "variety", "site"], rows),
+             "cars.csv": (["Name", "Miles_per_Gallon", "Cylinders"], cars)}
+    _, agent = _data_agent(tmp_path, fake_embedder, files)
+    computed = _computed_by(agent)
 
     totals = {v: sum(r[0] for r in rows if r[1] == v) for v in varieties}
     found = computed("Which barley variety had the highest total yield?")
@@ -703,9 +654,7 @@ def test_a_sheet_row_of_a_name_is_read_across_its_quarters(tmp_path, fake_embedd
     kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
     assert [r.status for r in kb.ingest_many([tmp_path / "sales.xlsx"])] == ["indexed"]
     agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
-
-    def computed(question):
-        return next(t for t in agent.ask(question).trace if t["step"] == "retrieve")["details"].get("computed")
+    computed = _computed_by(agent)
 
     found = computed("What was the average quarterly sales of the South region?")
     assert found and found["rows"][0][0] == pytest.approx(sum(sales["South"]) / 4), found
@@ -719,16 +668,10 @@ def test_a_sheet_row_of_a_name_is_read_across_its_quarters(tmp_path, fake_embedd
 
 
 def test_what_columns_a_file_has_is_its_header_read_whole(tmp_path, fake_embedder):
-    for name, header in (("inventory.csv", ["item", "region", "units", "unit_price"]),
-                         ("staff.csv", ["name", "department"])):
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(header)
-        writer.writerows([[f"{h}{i}" if j < 2 else i * 3 for j, h in enumerate(header)] for i in range(12)])
-        (tmp_path / name).write_text(out.getvalue())
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([tmp_path / "inventory.csv", tmp_path / "staff.csv"])] == ["indexed"] * 2
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    headers = {"inventory.csv": ["item", "region", "units", "unit_price"], "staff.csv": ["name", "department"]}
+    kb, agent = _data_agent(tmp_path, fake_embedder, {
+        name: (header, [[f"{h}{i}" if j < 2 else i * 3 for j, h in enumerate(header)] for i in range(12)])
+        for name, header in headers.items()})
     for question in ("What columns does inventory.csv have?", "How many columns are in inventory.csv?"):
         result = agent.ask(question)
         computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
