@@ -496,7 +496,10 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
     rows, names = result.rows, result.columns
     figure, points = _with_unit(query)
     if query is not None and query.op == "lookup" and rows:
-        return [f"{query.what}: {figure(rows[0][names.index('value')])}"]
+        value = rows[0][names.index('value')]
+        if figure is shown and _percent_row(query) and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return [f"{query.what}: {shown(value)}%"]  # "Deductions as a % of Gross Income" in a column of euros
+        return [f"{query.what}: {figure(value)}"]
     if query is not None and query.op == "change" and rows:
         row = dict(zip(names, rows[0], strict=True))
         return [f"{query.what}: from {figure(row['from'])} to {figure(row['to'])}, a difference of "
@@ -578,6 +581,17 @@ def _with_unit(query: TableQuery | None) -> tuple[Callable[[object], str], Calla
         return f"{shown(value)} percentage points" if unit == "%" and isinstance(value, (int, float)) else figure(value)
 
     return figure, difference
+
+
+_PERCENT_LABEL = re.compile(r"(?<![\w.])%|\bper\s?cent(?:age)?\b", re.IGNORECASE)
+
+
+def _percent_row(query: TableQuery) -> bool:
+    """Whether the one row a lookup reads says its figures are percentages ("Deductions as a % of Gross Income",
+    "Percent change"), whatever the column's unit."""
+    labels = query.table.labels
+    return len(query.rows) == 1 and 0 < query.rows[0] <= len(labels) \
+        and bool(_PERCENT_LABEL.search(labels[query.rows[0] - 1]))
 
 
 def _label(value) -> str:

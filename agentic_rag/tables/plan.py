@@ -34,7 +34,7 @@ from agentic_rag.tables.words import (
     verb_nouns,
 )
 
-_FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with"})
+_FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with", "as"})
 CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the question ranks a change it cannot compute
 NAMED_ROW = 0.9  # a row the question names by its label (all of it, or a name that is the label)
 _FOOTNOTE_MARKS = re.compile(r"(?:\s*(?:\((?:[a-z]|[ivx]{1,3}|\d{1,2})\)|[*†‡]+))+\s*$")
@@ -1150,7 +1150,8 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         if not specific:
             continue
         # the share of the label's words the question holds, word by word (a form of each, not its initials)
-        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+",
+        # ("Deductions as a % of Gross Income": 4 words, the sign one of them)
+        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+|(?<![\w.])%",
                                                                                   _SIGN_ALTERNATE.sub("", unmarked(label)))
                   if not _YEAR.fullmatch(w) and w.lower() not in _FUNCTION_WORDS]  # "All other income": 3 words
         # "Total net sales" is the sales a question asks for unless it names another kind: "total", "net" and

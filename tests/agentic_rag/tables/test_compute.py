@@ -183,6 +183,11 @@ def test_word_tables_of_one_shape_are_told_apart_by_the_paragraphs_that_introduc
         computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
         assert tuple(computed["rows"][0][1:4]) == (due6, due7, due7 - due6), name
         assert "%" not in result.answer.split("(")[0], result.answer  # euros, not percentages
+    # "as a percentage of gross income" is the row's own name ("as a % of"): its cell, not a ratio of two rows
+    result = agent.ask("What were Eddie's deductions as a percentage of gross income in 2007?")
+    computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
+    assert computed["rows"][0][1:] == ["Deductions as a % of Gross Income", 33.6], computed
+    assert "Gross Income, 2007 €: 33.6%" in result.answer, result.answer  # the row's unit, not the column's
 
 
 def test_a_question_of_two_parts_is_answered_part_by_part_beside_the_calculation(library, fake_embedder):
