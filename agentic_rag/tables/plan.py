@@ -1150,8 +1150,7 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         if not specific:
             continue
         # the share of the label's words the question holds, word by word (a form of each, not its initials)
-        # ("Deductions as a % of Gross Income": 4 words, the sign one of them)
-        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+|(?<![\w.])%",
+        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+",
                                                                                   _SIGN_ALTERNATE.sub("", unmarked(label)))
                   if not _YEAR.fullmatch(w) and w.lower() not in _FUNCTION_WORDS]  # "All other income": 3 words
         # "Total net sales" is the sales a question asks for unless it names another kind: "total", "net" and
