@@ -41,7 +41,6 @@ _REFERENCE = re.compile(r"\b(?:figure|fig\.|table|section|sec\.|eq\.|equation|ap
                         r"p\.|pp\.|step|line|footnote)\s*$", re.IGNORECASE)
 _DOTTED = re.compile(r"\b(?:[A-Za-z]\.){2,}")
 _CURRENCY = {"$": "dollar", "€": "euro", "£": "pound"}
-_PERCENT_WORD = re.compile(r"(?<![\w.%])%")  # a sign written as a word, not after a figure ("4.7%")
 _UNITS = frozenset(re.findall(r"\w+", "fy usd eur gbp dollars dollar euros million millions billion billions "
                                      "thousand thousands amount amounts"))
 # Common abbreviations and how documents spell them out (each phrase needs all its content words).
@@ -109,8 +108,6 @@ def forms_of(text: str) -> frozenset[str]:
     """Every form `text` offers for matching: stems of its content words, joined compounds, Greek letter names,
     normalised numbers, fiscal years, and the initials of its multi-word names ("Johnson & Johnson" -> "jj")."""
     out: set[str] = {word for sign, word in _CURRENCY.items() if sign in text}
-    if _PERCENT_WORD.search(text):  # "Deductions as a % of Gross Income", "% change": the sign is the word
-        out.add("%")
     out |= {m.replace(".", "").lower() for m in _DOTTED.findall(text)}  # "U.S." -> "us"
     for token in _TOKEN.findall(_greek_to_names(text)):
         for part_forms in _token_forms(token):

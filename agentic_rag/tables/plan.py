@@ -34,6 +34,7 @@ from agentic_rag.tables.words import (
     verb_nouns,
 )
 
+_PERCENT_SIGN = re.compile(r"(?<![\w.%])%")  # a sign written as a word, not after a figure ("4.7%")
 _FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with", "as"})
 CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the question ranks a change it cannot compute
 NAMED_ROW = 0.9  # a row the question names by its label (all of it, or a name that is the label)
@@ -190,7 +191,8 @@ class TableAsk:
         for label in table.labels:
             # its words, not the initials of a capitalised name; a bracket after them is a qualifier, the
             # name's own initials or a footnote ("Average daily rate (ADR)"), which a question need not write
-            words = forms_of(_BRACKETED.sub(" ", label).lower())
+            # (a sign written as a word is that word: "Deductions as a % of Gross Income")
+            words = forms_of(_PERCENT_SIGN.sub(" percent ", _BRACKETED.sub(" ", label)).lower())
             if words <= self.forms and words - _GENERIC:
                 names |= words
         words = {m.group(0) for _, pattern in _OPS for m in pattern.finditer(self.text)}
