@@ -336,7 +336,8 @@ def plan(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappin
 @dataclass(frozen=True)
 class Layout:
     """A statement's rows that print no figure (section headings: "Las Vegas Strip Resorts" over Casino, Rooms),
-    and for each row below one, that heading."""
+    and for each row below one, that heading. A section's own total closes it: under "Current assets:", the rows
+    down to "Total current assets"; "Total assets" below it is the statement's, not the section's."""
 
     empty: frozenset[int] = frozenset()
     sections: Mapping[int, str] | None = None
@@ -349,7 +350,12 @@ class Layout:
                 heading = label
             elif heading:
                 sections[row] = heading
+                if _TOTAL_WORD.match(label) and forms_of(heading) - _GENERIC <= forms_of(label):
+                    heading = ""
         return cls(frozenset(empty), sections)
+
+
+_TOTAL_WORD = re.compile(r"\s*total\b", re.IGNORECASE)
 
 
 def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mapping[int, Sequence[str]]],

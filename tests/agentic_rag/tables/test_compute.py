@@ -735,3 +735,32 @@ def test_a_question_naming_quarters_reads_the_table_of_those_quarters_not_anothe
     assert store.query(best.sql).rows[0][-1] == 4687 + 9443 + 12136 + 14300
     # the table of other quarters answers none of it (it was read as "Net income" 2022 vs 2021 before)
     assert plans(question, [t for t in found if t.doc_id == "q2"], {t.table_id: {} for t in found}, prior) == []
+
+
+def test_a_section_of_a_balance_sheet_ends_at_its_own_total(tmp_path):
+    """"Current assets:" heads the rows down to "Total current assets"; "Total assets" below them is the whole
+    statement's. Read as under "Current assets" too, it was the same words as "Total current assets", and the
+    question for total assets got the current ones."""
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+    from tests.helpers.agent import _hit, make_chunk
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    rows = (("Assets", "", ""), ("Current assets:", "", ""), ("Cash and cash equivalents", "737,877", "431,560"),
+            ("Merchandise inventories, net", "1,603,451", "1,499,218"),
+            ("Total current assets", "2,709,304", "2,281,183"), ("Property and equipment, net", "1,009,273", "914,476"),
+            ("Total assets", "5,370,411", "4,764,379"), ("Current liabilities:", "", ""),
+            ("Accounts payable", "559,527", "552,730"), ("Total current liabilities", "1,681,775", "1,558,010"),
+            ("Deferred income taxes", "55,346", "39,693"), ("Total liabilities", "3,410,600", "3,229,006"))
+    sheet = DataTable("p. 7 table 1", "Condensed Consolidated Balance Sheets",
+                      ("(In thousands)", "January 28, 2023", "January 29, 2022"), rows, Location(page=7))
+    store.write("ulta", "RETAILER_2023_EARNINGS.pdf", [sheet])
+    hit = _hit(make_chunk("ulta", "RETAILER_2023_EARNINGS.pdf", "Condensed Consolidated Balance Sheets", page=7))
+    for question, value in (("What were the total assets as of January 28, 2023?", 5370411),
+                            ("What were the total current assets as of January 28, 2023?", 2709304),
+                            ("What were the total liabilities as of January 29, 2022?", 3229006),
+                            ("What were the total current liabilities as of January 29, 2022?", 1558010)):
+        done = compute(question, [hit], store)
+        assert done is not None and done.hit is not None, (question, done and done.note)
+        assert done.result.rows[0][-1] == value, (question, done.sql, done.result.rows)
