@@ -84,6 +84,12 @@ _SYNONYMS = {stem(w): {stem(o) for o in group} for group in _SYNONYM_GROUPS for 
 _NOT_AGENTS = frozenset(re.findall(r"\w+", "number factor member matter center letter quarter chapter sector winter summer border corner "
                         "silver filter register master monitor mirror render gender tensor vector error anchor "
                         "daughter brother mother father sister transfer offer answer powder ladder"))
+_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+                  "eleventh", "twelfth")
+_ORDINALS = {**{f"{n}{'st' if n == 1 else 'nd' if n == 2 else 'rd' if n == 3 else 'th'}": w
+                for n, w in enumerate(_ORDINAL_WORDS, start=1)},
+             **{w: f"{n}{'st' if n == 1 else 'nd' if n == 2 else 'rd' if n == 3 else 'th'}"
+                for n, w in enumerate(_ORDINAL_WORDS, start=1)}}
 _NUMBER_WORDS = frozenset(re.findall(r"\w+", "one two three four five six seven eight nine ten eleven twelve "
                                             "twenty hundred thousand million billion twice half dozen"))
 
@@ -114,6 +120,7 @@ def forms_of(text: str) -> frozenset[str]:
             out.update(part_forms)
     for run in _NAME_RUN.findall(text):
         out |= _initials(run)
+    out |= {_ORDINALS[f] for f in out if f in _ORDINALS}  # "3rd Quarter" is the third quarter
     return frozenset(out)
 
 

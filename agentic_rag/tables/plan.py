@@ -1309,8 +1309,9 @@ def _compares_years(name: str) -> bool:
 
 _MONTH_WORD = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
                          r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?", re.IGNORECASE)
-_QUARTER = re.compile(r"\b(?:q([1-4])|([1-4])q|(first|second|third|fourth) quarter)\b", re.IGNORECASE)
-_ORDINAL_Q = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
+_QUARTER = re.compile(r"\b(?:q([1-4])|([1-4])q|(first|second|third|fourth|1\s?st|2\s?nd|3\s?rd|4\s?th) quarter)\b",
+                      re.IGNORECASE)
+_ORDINAL_Q = {"first": "1", "second": "2", "third": "3", "fourth": "4", "1st": "1", "2nd": "2", "3rd": "3", "4th": "4"}
 
 
 def periods_of(text: str, *, header: bool = False) -> tuple[str, ...]:
@@ -1348,7 +1349,7 @@ def periods_of(text: str, *, header: bool = False) -> tuple[str, ...]:
                 found.append((m.start(), f"q{quarter}"))
     for m in _QUARTER.finditer(text):
         if not any(a <= m.start() < b for a, b in taken):
-            found.append((m.start(), "q" + (m.group(1) or m.group(2) or _ORDINAL_Q[m.group(3).lower()])))
+            found.append((m.start(), "q" + (m.group(1) or m.group(2) or _ORDINAL_Q[re.sub(r"\s", "", m.group(3).lower())])))
     return tuple(dict.fromkeys(p for _, p in sorted(found)))
 
 
@@ -1380,7 +1381,7 @@ def other_quarter(asked: frozenset[str], named: frozenset[str]) -> bool:
 
 
 _QUARTER_YEAR = re.compile(
-    r"\b(?:q(?P<q>[1-4])\s*(?:fy\s*)?['’]?|(?P<q2>[1-4])q\s*(?:fy)?['’]?|(?P<q3>first|second|third|fourth)\s+quarter\s+"
+    r"\b(?:q(?P<q>[1-4])\s*(?:fy\s*)?['’]?|(?P<q2>[1-4])q\s*(?:fy)?['’]?|(?P<q3>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\s+"
     r"(?:of\s+)?(?:fiscal\s+|fy\s*)?)(?P<y>(?:19|20)\d\d|\d\d)\b", re.IGNORECASE)
 
 

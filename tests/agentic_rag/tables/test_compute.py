@@ -764,3 +764,23 @@ def test_a_section_of_a_balance_sheet_ends_at_its_own_total(tmp_path):
         done = compute(question, [hit], store)
         assert done is not None and done.hit is not None, (question, done and done.note)
         assert done.result.rows[0][-1] == value, (question, done.sql, done.result.rows)
+
+
+def test_a_quarter_written_as_an_ordinal_number_is_the_quarter_a_question_spells_out(tmp_path):
+    """A store update lists its rows as "1st Quarter" ... "4th Quarter"; "the third quarter" is the 3rd."""
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+    from tests.helpers.agent import _hit, make_chunk
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    update = DataTable("p. 8 table 1", "Store Update", ("Quarter", "Net sales", "Stores opened"),
+                       (("1st Quarter", "2,350", "10"), ("2nd Quarter", "2,412", "7"), ("3rd Quarter", "2,518", "18"),
+                        ("4th Quarter", "3,227", "12")), Location(page=8))
+    store.write("shop", "SHOP_EARNINGS.pdf", [update])
+    hit = _hit(make_chunk("shop", "SHOP_EARNINGS.pdf", "Store Update", page=8))
+    for question, value in (("What were net sales in the third quarter?", 2518),
+                            ("What were net sales in the 2nd quarter?", 2412)):
+        done = compute(question, [hit], store)
+        assert done is not None and done.hit is not None, (question, done and done.note)
+        assert done.result.rows[0][-1] == value, (question, done.sql, done.result.rows)
