@@ -21,7 +21,7 @@ from agentic_rag.language.question_rules import classify, plan_question
 from agentic_rag.language.quotes import Gate, Passages, find_quotes
 from agentic_rag.language.text import sentences
 from agentic_rag.scope import list_object, scope_of
-from agentic_rag.tables.compute import READ_AS, is_computed, is_rival
+from agentic_rag.tables.compute import OTHER_READING, READ_AS, is_computed, is_rival
 from agentic_rag.types import NOT_FOUND, OFFLINE_LABEL, Analysis, BrainReply, ContextBlock, Coverage, Draft
 from vector_db import Embedder
 
@@ -275,7 +275,12 @@ def _computed_answer(block: ContextBlock, rival: ContextBlock | None = None) -> 
     read = [ln.removeprefix(READ_AS).strip() for ln in lines if ln.startswith(READ_AS)]
     if read:
         body += f"\n\n*(Headers read as {'; '.join(read)} [P{block.n}]: check the reading.)*"
-    if rival is not None:
+    why = next((ln.removeprefix(OTHER_READING).strip() for ln in rival.chunk.text.splitlines()
+                if ln.startswith(OTHER_READING)), "") if rival is not None else ""
+    if rival is not None and why:  # the same table read another way ("fiscal 2022": a year named either way)
+        figure = next((ln for ln in rival.chunk.text.splitlines()[1:2]), "")
+        body += f"\n\n*({why[0].upper()}{why[1:]}: {_clean(figure)} [P{rival.n}]. Check which one the question means.)*"
+    elif rival is not None:
         body += (f"\n\n*(Another table reads the question almost as well and gives a different figure: "
                  f"{_cells_of(rival)} [P{rival.n}]. Check which one the question means.)*")
     return Draft(f"{head}\n\n{body}")

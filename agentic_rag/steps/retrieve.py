@@ -30,7 +30,8 @@ from agentic_rag.scope import (
 )
 from agentic_rag.state import AgentState, Run
 from agentic_rag.steps.run import StepOut, Thought, consult, limited_brain, traced
-from agentic_rag.tables.compute import compute
+from agentic_rag.tables.compute import OTHER_READING, compute
+from agentic_rag.tables.fiscal import stated_naming
 from agentic_rag.tables.plan import TableAsk, asks_reason, periods_of
 from agentic_rag.types import MODEL_MODES, Coverage
 
@@ -178,7 +179,8 @@ def _with_computation(state: AgentState, run: Run, rnd: Round) -> StepOut:
 
     model = state.get("mode") in MODEL_MODES
     computation = compute(question, hits, run.tables, write_sql if model else None,
-                          figures=asks_figures(state["analysis"]), embedder=run.embedder)
+                          figures=asks_figures(state["analysis"]), embedder=run.embedder,
+                          naming=lambda doc_id: stated_naming(c.text for c in run.retriever.document_chunks(doc_id)))
     spent = thoughts[0] if thoughts else None
     usage = (spent.calls, spent.input_tokens, spent.output_tokens) if spent else (0, 0, 0)
     warnings = rnd.warnings + (spent.warnings if spent else ())
@@ -195,7 +197,11 @@ def _with_computation(state: AgentState, run: Run, rnd: Round) -> StepOut:
         found = (computation.hit,) if rival is None or rival.hit is None else (computation.hit, rival.hit)
         updates["sub_hits"] = ((label, found), *rnd.updates["sub_hits"])
         summary = f"{rnd.summary}; computed from {computation.cells} ({computation.source})"
-        if rival is not None:
+        why = next((ln.removeprefix(OTHER_READING).strip() for ln in rival.hit.chunk.text.splitlines()
+                    if ln.startswith(OTHER_READING)), "") if rival is not None and rival.hit is not None else ""
+        if rival is not None and why:
+            summary += f"; read otherwise, {why} ({rival.cells}): the answer cannot tell which one is meant"
+        elif rival is not None:
             summary += (f"; another table reads the question almost as well and gives another figure "
                         f"({rival.cells}): the answer cannot tell which one is meant")
     return StepOut(updates, summary, details, *usage, warnings=warnings, mode=spent.mode if spent else "")

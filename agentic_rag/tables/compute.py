@@ -21,6 +21,7 @@ from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.seams import TableSource
+from agentic_rag.tables.fiscal import asked_fiscal_year, heading_naming, year_end_in_january
 from agentic_rag.tables.meaning import Meant, by_meaning
 from agentic_rag.tables.plan import (
     GENERIC,
@@ -56,6 +57,7 @@ RIVAL_MARGIN = 0.3
 MAX_RIVALS = 3  # other tables' queries run to look for one
 RIVAL = "table rival"  # the strategy of a rival's passage (a computed passage, not the answer's)
 COMPUTED = "computed:"
+OTHER_READING = "Read otherwise:"  # a rival passage's line saying why it is another reading of the question
 READ_AS = "Headers read as:"  # the computed passage's line saying how headers were read (an engine note)
 _ISO_DATE = re.compile(r"^(?:1[6-9]|20)\d\d-\d\d")  # the id prefix of a computed passage's chunk
 
@@ -253,11 +255,12 @@ def _holding(tables: TableSource, names: Sequence[str], known: set[str]) -> list
 
 def compute(question: str, hits: Sequence[Hit], tables: TableSource,
             write_sql: Callable[[str, str], str | None] | None = None, *, figures: bool = True,
-            embedder=None) -> Computation | None:
+            embedder=None, naming: Callable[[str], int | None] | None = None) -> Computation | None:
     """Answer `question` from a table by one query (the model's, when `write_sql` is given and returns one,
     else the rules'); None when no table is a candidate. `figures`: the question asks for a figure (else a
     lookup needs a column the question names). `embedder`: reads a header the question names in other words
-    when the rules find no reading by the words (tables.meaning)."""
+    when the rules find no reading by the words (tables.meaning). `naming(doc_id)`: how a document says it names
+    a fiscal year ending in January (tables.fiscal.stated_naming over its text), asked only when that matters."""
     with tables.reading():  # one connection for the listings (not across a model's call)
         found, prior = candidate_tables(tables, hits, question)
     if not found:
@@ -269,11 +272,11 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
         if written is not None:
             return written
     with tables.reading():  # the rules read layouts, values and results: ~30 reads, one connection
-        return _rules(question, ranked, prior, tables, figures, embedder)
+        return _rules(question, ranked, prior, tables, figures, embedder, naming)
 
 
 def _rules(question: str, ranked: list[TableInfo], prior: dict[str, float], tables: TableSource,
-           figures: bool, embedder=None) -> Computation:
+           figures: bool, embedder=None, naming: Callable[[str], int | None] | None = None) -> Computation:
     names = _names(question)
     layouts = {t.table_id: _layout(tables, t) for t in ranked[:MAX_TABLES * 3]}
     values = {t.table_id: _distinct(tables, t, names, layouts[t.table_id]) for t in ranked[:MAX_TABLES]}
@@ -291,10 +294,57 @@ def _rules(question: str, ranked: list[TableInfo], prior: dict[str, float], tabl
     for query in every[:MAX_TRIES]:  # the best query that finds a value; a table that holds no such row gives way
         done = _run(tables, query.sql, query.table, "rules", query, question, meant)
         if done.hit is not None:
+            year = _fiscal_year(done, query, question, tables, values, prior, layouts, figures, naming)
+            if year is not None:  # the document names its fiscal years otherwise, or may: said beside the answer
+                return year
             named = {t.table_id for t in _named_sheets(ranked, question)} | \
                 {t.table_id for t in _named_file_tables(tables, question)}
             return _with_rival(done, query, every, tables, prior, named, question)
     return done
+
+
+def _fiscal_year(done: Computation, query: TableQuery, question: str, tables: TableSource, values, prior,
+                 layouts, figures: bool, naming: Callable[[str], int | None] | None) -> Computation | None:
+    """The answer read with the fiscal year as the document names it, when the question names one fiscal year
+    and the query read a column of a year that ended in January (tables.fiscal): the other year's column when the
+    document names a year by the year it began; when it does not say, `done` with that column's figure beside it
+    as another reading. None when the naming does not matter or the query already reads as the document names."""
+    year = asked_fiscal_year(question)
+    table = query.table
+    ends = {year_end_in_january(table.columns[i].name) for i in query.columns if 0 < i < len(table.columns)}
+    if year is None or len(ends) != 1 or (end := ends.pop()) not in (year, year + 1):
+        return None
+    said = heading_naming(table)
+    if said is None and naming is not None:
+        said = naming(table.doc_id)
+    if said is not None and end == year + said:
+        return None
+    other = year + 1 if end == year else year  # the column's year the other naming reads
+    shifted = _FISCAL_NAMED.sub(lambda m: m.group(0).replace(str(year), str(other)), question)
+    found = [q for q in plans(shifted, [table], values, prior, figures=figures, layouts=layouts)
+             if {year_end_in_january(table.columns[i].name) for i in q.columns if 0 < i < len(table.columns)}
+             == {other}]
+    if not found:
+        return None
+    ended = table.columns[found[0].columns[-1]].name
+    basis = "the year it began" if other == year + 1 else "the year it ended"
+    why = (f'"fiscal {year}" (the document names a year ending in January by {basis})' if said is not None else
+           f'"fiscal {year}" may name the year that ended in January {other}: a company whose year ends in January '
+           f"names it by the year it began or by the year it ended, and this document does not say which")
+    # read as the document names it, the result says the year asked beside the day the column prints
+    chosen = replace(found[0], what=f"{found[0].what} (fiscal {year})") if said is not None else found[0]
+    ran = _run(tables, chosen.sql, table, "rules", chosen, question, reading=f'{ended}: {why}' if said is not None
+               else "")
+    if ran.hit is None:
+        return None
+    if said is not None:
+        return ran
+    text = f"{ran.hit.chunk.text}\n{OTHER_READING} {why}"
+    chunk = replace(ran.hit.chunk, text=text, id=COMPUTED + hashlib.sha256(text.encode()).hexdigest()[:24])
+    return replace(done, rival=replace(ran, hit=replace(ran.hit, chunk=chunk, strategy=RIVAL)))
+
+
+_FISCAL_NAMED = re.compile(r"\b(?:fiscal(?:\s+year)?|FY)\s*['’]?(?:19|20)\d\d\b", re.IGNORECASE)
 
 
 def _with_rival(done: Computation, chosen: TableQuery, every: Sequence[TableQuery], tables: TableSource,
@@ -418,7 +468,8 @@ def readings(question: str, table: TableInfo, columns: Sequence[int]) -> list[st
 
 
 def _run(tables: TableSource, sql: str, table: TableInfo | None, source: str,
-         query: TableQuery | None = None, question: str = "", meant: Meant | None = None) -> Computation:
+         query: TableQuery | None = None, question: str = "", meant: Meant | None = None,
+         reading: str = "") -> Computation:
     result = tables.query(sql)
     if not result.ok:
         return Computation(sql, result, table, "", None, source, f"the query failed: {result.error}")
@@ -428,6 +479,8 @@ def _run(tables: TableSource, sql: str, table: TableInfo | None, source: str,
     read = readings(question, table, query.columns) if table is not None and query is not None else []
     if meant is not None and table is not None and meant.table.table_id == table.table_id:
         read.append(meant.reading())
+    if reading:
+        read.append(reading)
     hit = _passage(table, query, result, cells, sql, read) if table is not None else None
     return Computation(sql, result, table, cells, hit, source)
 

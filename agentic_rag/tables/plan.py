@@ -380,13 +380,14 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         if sheets or len(headed) == 1:
             return sorted(sheets or headed, key=lambda q: -q.score)
     out: list[TableQuery] = []
+    whole_year = _whole_year_asked(question)
     for table in tables:
         best: TableQuery | None = None
         if not _names_held(asked, table, values.get(table.table_id, {})):
             continue  # a name the question gives (a company, a place) is not this table's document's
         if _lacks_year(asked, table, values.get(table.table_id, {})):
             continue  # "the Books category's revenue in 2008" from a pivot of 2005 to 2007
-        if _FULL_YEAR_ASKED.search(question) and _part_year_only(table):
+        if whole_year and _part_year_only(table):
             continue  # "the full year 2022" from a quarterly report's three and six months
         if asked_quarters and other_quarter(asked_quarters, quarters_shown(table)):
             continue  # "from 2Q20 through 1Q21" from a table of the three months ended June 30, 2022 and 2021
@@ -507,6 +508,17 @@ _FULL_YEAR_ASKED = re.compile(r"\b(?:full|whole|entire)[- ]year\b|\bannual(?!\s+
 # a span shorter than a year printed over a statement's columns
 _PART_YEAR = re.compile(r"\b(?:three|3|six|6|nine|9|thirteen|13|twenty[- ]six|26|thirty[- ]nine|39)[- ](?:months?|weeks?)\b|"
                         r"\bquarters?\b", re.IGNORECASE)
+
+
+_FISCAL_YEAR_NAMED = re.compile(r"\b(?:fiscal(?:\s+year)?|FY)\s*['’]?(?:(?:19|20)\d\d|\d\d)\b", re.IGNORECASE)
+
+
+def _whole_year_asked(question: str) -> bool:
+    """Whether the question asks for a whole year's figure: it says so ("the full year 2022", "annual"), or names
+    a fiscal year and no part of one ("gross margin for fiscal 2022": not its fourth quarter's)."""
+    if _FULL_YEAR_ASKED.search(question):
+        return True
+    return bool(_FISCAL_YEAR_NAMED.search(question)) and all(_YEAR.fullmatch(p) for p in periods_of(question))
 
 
 def _part_year_only(table: TableInfo) -> bool:
@@ -1275,7 +1287,7 @@ def _undated(table: TableInfo) -> bool:
 
 
 # a header spanning a whole year: "Twelve months ended December 31, 2022", "Year Ended", "Fiscal Year 2022"
-_YEAR_SPAN = re.compile(r"\b(?:twelve|12)[- ]months?\b|\b(?:fiscal\s+|full[- ])?years?\s+ended\b|\bfiscal\s+year\b|"
+_YEAR_SPAN = re.compile(r"\b(?:twelve|12)[- ]months?\b|\b(?:fifty[- ]two|fifty[- ]three|52|53)[- ]weeks?\b|\b(?:fiscal\s+|full[- ])?years?\s+ended\b|\bfiscal\s+year\b|"
                         r"\bfull[- ]year\b", re.IGNORECASE)
 _FULL_DATE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d\d)\b",
                         re.IGNORECASE)
