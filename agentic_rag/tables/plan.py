@@ -387,7 +387,7 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
             continue  # a name the question gives (a company, a place) is not this table's document's
         if _lacks_year(asked, table, values.get(table.table_id, {})):
             continue  # "the Books category's revenue in 2008" from a pivot of 2005 to 2007
-        if whole_year and _part_year_only(table):
+        if (_FULL_YEAR_ASKED.search(question) and _part_year_only(table)) or (whole_year and _part_year_columns(table)):
             continue  # "the full year 2022" from a quarterly report's three and six months
         if asked_quarters and other_quarter(asked_quarters, quarters_shown(table)):
             continue  # "from 2Q20 through 1Q21" from a table of the three months ended June 30, 2022 and 2021
@@ -514,11 +514,20 @@ _FISCAL_YEAR_NAMED = re.compile(r"\b(?:fiscal(?:\s+year)?|FY)\s*['’]?(?:(?:19|
 
 
 def _whole_year_asked(question: str) -> bool:
-    """Whether the question asks for a whole year's figure: it says so ("the full year 2022", "annual"), or names
-    a fiscal year and no part of one ("gross margin for fiscal 2022": not its fourth quarter's)."""
-    if _FULL_YEAR_ASKED.search(question):
-        return True
+    """Whether the question names a fiscal year and no part of one ("gross margin for fiscal 2022": not its
+    fourth quarter's)."""
     return bool(_FISCAL_YEAR_NAMED.search(question)) and all(_YEAR.fullmatch(p) for p in periods_of(question))
+
+
+_PART_YEAR_SPAN = re.compile(r"\b(?:three|3|six|6|nine|9|thirteen|13|twenty[- ]six|26|thirty[- ]nine|39)[- ]"
+                             r"(?:months?|weeks?)\b", re.IGNORECASE)
+
+
+def _part_year_columns(table: TableInfo) -> bool:
+    """Whether a statement's columns are spans shorter than a year ("13 Weeks Ended January 28, 2023") and none a
+    whole year's: a table whose rows are the quarters still adds up to the year."""
+    text = " ".join(c.name for c in table.columns)
+    return bool(_PART_YEAR_SPAN.search(text)) and not _YEAR_SPAN.search(text)
 
 
 def _part_year_only(table: TableInfo) -> bool:
