@@ -552,7 +552,7 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         value = rows[0][names.index('value')]
         if figure is shown and _percent_row(query) and isinstance(value, (int, float)) and not isinstance(value, bool):
             return [f"{query.what}: {shown(value)}%"]  # "Deductions as a % of Gross Income" in a column of euros
-        return [f"{query.what}: {figure(value)}"]
+        return [f"{query.what}: {figure(value)}{_at_scale(value, query)}"]
     if query is not None and query.op == "change" and rows:
         row = dict(zip(names, rows[0], strict=True))
         return [f"{query.what}: from {figure(row['from'])} to {figure(row['to'])}, a difference of "
@@ -634,6 +634,24 @@ def _with_unit(query: TableQuery | None) -> tuple[Callable[[object], str], Calla
         return f"{shown(value)} percentage points" if unit == "%" and isinstance(value, (int, float)) else figure(value)
 
     return figure, difference
+
+
+def _at_scale(value, query: TableQuery) -> str:
+    """A figure of a table stated "in thousands" (or millions) as a reader says it: " ($737.9 million)" beside
+    737,877 in thousands; '' for a table without a scale, a percentage or a figure under a million."""
+    column = query.table.columns[query.columns[-1]] if query.columns else None
+    unit = column.unit if column is not None else ""
+    if query.table.scale == 1.0 or unit in ("%", "x") or _percent_row(query) \
+            or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return ""
+    amount = value * query.table.scale
+    if abs(amount) >= 1e9:
+        words = f"{abs(amount) / 1e9:,.2f} billion"
+    elif abs(amount) >= 1e6:
+        words = f"{abs(amount) / 1e6:,.1f} million"
+    else:
+        return ""
+    return f" ({'-' if amount < 0 else ''}{unit if unit in _PREFIXED else ''}{words})"
 
 
 _PERCENT_LABEL = re.compile(r"(?<![\w.])%|\bper\s?cent(?:age)?\b", re.IGNORECASE)
