@@ -18,7 +18,7 @@ from agentic_rag.checks.instructions import instruction_in
 from agentic_rag.language.concepts import forms_of, near
 from agentic_rag.language.quotes import EMBED_CHARS, Ask, Gate
 from agentic_rag.language.text import language_of, overlap, terms, unwrap
-from agentic_rag.tables.compute import READ_AS
+from agentic_rag.tables.compute import READ_AS, is_computed
 from agentic_rag.types import VERDICT_SCORE, Claim, ContextBlock, Coverage, Verdict
 
 SUPPORTED_OVERLAP = 0.8  # share of a claim's content words its passage must contain to support it
@@ -88,6 +88,9 @@ def offline_verdict(index: int, claim: ClaimDraft, blocks: Mapping[int, ContextB
     return replace(grounded, verdict="partial", reason=f"{grounded.reason}, but {why}")
 
 
+_RESULT_FIGURE = re.compile(r":\s*[-$€£(]*\d")  # "<row>, <column>: $737,877"
+
+
 def _fit(question: str, text: str, cited: Sequence[ContextBlock], embedder) -> tuple:
     """How well a claim answers `question`: (weighted share of its concepts in the quote and its headings, its
     names and numbers also anywhere in the cited passages; whether the quote holds one of the words saying what
@@ -106,8 +109,12 @@ def _fit(question: str, text: str, cited: Sequence[ContextBlock], embedder) -> t
     cosine = 0.0
     if embedder is not None:
         cosine = float(embedder.embed([body[:EMBED_CHARS]])[0] @ embedder.embed_query(question))
-    # "How many layers": a number next to "layers", not a year or a figure number elsewhere in the quote.
-    number = not ask.counts or near(ask.focus or ask.concepts, body, ask.given_numbers)
+    # "How many layers": a number next to "layers", not a year or a figure number elsewhere in the quote. A result
+    # line of the engine's calculation ("Cash ..., 52 Weeks Ended January 28, 2023: $737,877") states its figure
+    # for the row and column it names, however long their names.
+    number = not ask.counts or near(ask.focus or ask.concepts, body, ask.given_numbers) \
+        or any(is_computed(b.chunk) and body in b.chunk.text.splitlines() and _RESULT_FIGURE.search(body)
+               for b in cited)
     return (held / total if total else 0.0), focused, cosine, number, question
 
 

@@ -64,3 +64,20 @@ def test_a_quote_of_several_sentences_is_one_claim_and_its_own_page_references_a
     assert check_claim(quoted, Verdict(0, "supported", 1), blocks).verdict == "supported"
     claimed = split_claims("Page 9 of the report says revenue grew [P1].")[0]
     assert check_claim(claimed, Verdict(0, "supported", 1), blocks).verdict == "unsupported"
+
+
+def test_an_engine_result_line_states_its_figure_for_the_row_and_column_it_names():
+    """"How much cash ...": a quote must state a number next to what is asked; the engine's result line names a
+    row and a long column header before its figure, and states that figure for them by construction. A document's
+    quote with the same words apart is still read as it is."""
+    from agentic_rag.tables.compute import COMPUTED
+
+    line = ("Cash and cash equivalents at end of year, 52 Weeks Ended January 28, 2023 (Unaudited) (fiscal 2022): "
+            "$737,877 ($737.9 million)")
+    computed = make_chunk("d", "SHOP_EARNINGS.pdf", f"Computed by the engine from SHOP_EARNINGS.pdf, p. 8 table 1:\n{line}\n"
+                          "Cells: SHOP_EARNINGS.pdf, p. 8 table 1, row 32\nQuery: SELECT 1", page=8)
+    computed = type(computed)(**{**computed.__dict__, "id": COMPUTED + "abc"})
+    question = "How much cash did the company have at the end of fiscal 2022?"
+    assert _verdict(question, f'"{line}" [P1]', computed).verdict == "supported"
+    prose = make_chunk("d", "SHOP_EARNINGS.pdf", line, page=8)  # the same words in a document: not by construction
+    assert _verdict(question, f'"{line}" [P1]', prose).verdict == "partial"
