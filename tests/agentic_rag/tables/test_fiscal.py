@@ -111,3 +111,26 @@ def test_offline_a_retailer_s_fiscal_year_is_answered_from_its_column_and_not_re
     result = agent.ask("How much cash did Shop Inc. have at the end of fiscal 2022?")
     assert "737,877 (737.9 million)" in result.answer and "431,560" not in result.answer, result.answer
     assert "⚠" not in result.answer, result.answer
+
+
+def test_a_fiscal_year_named_alone_is_the_whole_year_not_a_quarter_s_statement(tmp_path):
+    """"Net sales for fiscal 2022" over a quarter's statement ("13 Weeks Ended") and the year's ("52 Weeks Ended"):
+    the year's. Only statements whose columns are quarters give way: a table whose rows are the quarters (a store
+    update, "during the quarter") is not one of them."""
+    store = TableStore(tmp_path / "tables.duckdb")
+    quarter = DataTable("p. 6 table 1", "Fourth Quarter Fiscal 2022 Results > Consolidated Statements of Income",
+                        ("(In thousands)", "13 Weeks Ended January 28, 2023", "13 Weeks Ended January 29, 2022"),
+                        (("Net sales", "3,226,773", "2,729,388"),), Location(page=6))
+    year = DataTable("p. 6 table 2", "Fourth Quarter Fiscal 2022 Results > Consolidated Statements of Income", HEADER,
+                     ROWS, Location(page=6))
+    store.write("shop", "SHOP_EARNINGS.pdf", [quarter, year])
+    hits = [_hit(make_chunk("shop", "SHOP_EARNINGS.pdf", "Consolidated Statements of Income net sales", page=6))]
+    done = compute("What were net sales for fiscal 2022?", hits, store)
+    assert done.table.name == "p. 6 table 2" and done.result.rows[0][-1] == 10208580, (done.sql, done.result.rows)
+    from agentic_rag.tables.plan import _part_year_columns
+
+    stores = DataTable("p. 8 table 1", "Fourth Quarter Fiscal 2022 Results > Store Update",
+                       ("Fiscal 2022", "Stores open at beginning of the quarter", "Stores opened during the quarter"),
+                       (("1st Quarter", "1,308", "10"), ("4th Quarter", "1,343", "12")), Location(page=8))
+    store.write("shop", "SHOP_EARNINGS.pdf", [quarter, year, stores])
+    assert [_part_year_columns(t) for t in store.tables()] == [True, False, False]
