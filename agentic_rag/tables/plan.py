@@ -989,6 +989,9 @@ _TO = re.compile(r"\bto\b", re.IGNORECASE)
 _AS_PART_OF = re.compile(r"\bas\s+(?:an?\s+)?(?:share|proportion|percent(?:age)?|fraction|part|%)\s+of\b", re.IGNORECASE)
 
 
+_RATIO_OF_TO = re.compile(r"\bratio\s+of\s+(.+?)\s+to\s+(.+)", re.IGNORECASE)
+
+
 def _said_by(label: str, said: frozenset[str]) -> float:
     """The share of a label's words (other than words naming nothing in particular) among `said`."""
     words = forms_of(label) - _GENERIC
@@ -1007,10 +1010,14 @@ def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], perio
         whole = _WHOLE_OF.search(ask.text)
         at = (_mentioned_at(ask.text, table.labels[first - 1]), _mentioned_at(ask.text, table.labels[second - 1]))
         part = _AS_PART_OF.search(ask.text)
-        if part:
-            # "income tax expense as a share of income before tax": the row the words before "as a share of"
-            # name best over the row the words after it name best (labels sharing words are told apart so)
-            before, after = forms_of(ask.text[:part.start()]), forms_of(ask.text[part.end():])
+        of_to = _RATIO_OF_TO.search(ask.text)
+        if part or of_to:
+            # "income tax expense as a share of income before tax", "the ratio of income tax expense to income
+            # before income taxes": the row the words before "as a share of" (after "ratio of") name best over the
+            # row the words after it name best (labels sharing words, "Total income taxes" and "Earnings before
+            # income taxes", are told apart so; where each is first mentioned is not enough)
+            before, after = (forms_of(ask.text[:part.start()]), forms_of(ask.text[part.end():])) if part else \
+                (forms_of(of_to.group(1)), forms_of(of_to.group(2)))
             if _said_by(table.labels[second - 1], before) + _said_by(table.labels[first - 1], after) > \
                     _said_by(table.labels[first - 1], before) + _said_by(table.labels[second - 1], after):
                 first, second = second, first
