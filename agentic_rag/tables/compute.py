@@ -636,12 +636,20 @@ def _with_unit(query: TableQuery | None) -> tuple[Callable[[object], str], Calla
     return figure, difference
 
 
+# a row of per-share figures, which "(In millions, except per share data)" leaves unscaled
+_PER_SHARE = re.compile(r"\bper\s+(?:common\s+|diluted\s+|basic\s+)?share\b|\bEPS\b|^\s*(?:basic|diluted)\b",
+                        re.IGNORECASE)
+
+
 def _at_scale(value, query: TableQuery) -> str:
     """A figure of a table stated "in thousands" (or millions) as a reader says it: " ($737.9 million)" beside
-    737,877 in thousands; '' for a table without a scale, a percentage or a figure under a million."""
+    737,877 in thousands; '' for a table without a scale, a percentage, a per-share figure or one under a
+    million."""
     column = query.table.columns[query.columns[-1]] if query.columns else None
     unit = column.unit if column is not None else ""
-    if query.table.scale == 1.0 or unit in ("%", "x") or _percent_row(query) \
+    labels = query.table.labels
+    label = labels[query.rows[0] - 1] if len(query.rows) == 1 and 0 < query.rows[0] <= len(labels) else ""
+    if query.table.scale == 1.0 or unit in ("%", "x") or _percent_row(query) or _PER_SHARE.search(label) \
             or not isinstance(value, (int, float)) or isinstance(value, bool):
         return ""
     amount = value * query.table.scale

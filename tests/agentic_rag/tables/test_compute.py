@@ -784,3 +784,31 @@ def test_a_quarter_written_as_an_ordinal_number_is_the_quarter_a_question_spells
         done = compute(question, [hit], store)
         assert done is not None and done.hit is not None, (question, done and done.note)
         assert done.result.rows[0][-1] == value, (question, done.sql, done.result.rows)
+
+
+def test_a_defined_ratio_tells_its_part_from_its_whole_when_their_labels_share_words(tmp_path):
+    """"Effective tax rate": income taxes over earnings before income taxes. Both labels hold "income taxes", and
+    the first mention of each in "the ratio of income tax expense to income before income taxes" put the whole
+    first (2,600.2 / 480.5 = 5.41). A per-share row of a statement "in millions, except per share data" is not
+    said in millions."""
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+    from tests.helpers.agent import _hit, make_chunk
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    earnings = DataTable("p. 48 table 1", "Consolidated Statements of Earnings (In Millions, Except per Share Data)",
+                         ("(In Millions, Except per Share Data)", "Fiscal Year 2020", "2019"),
+                         (("Net sales", "$ 17,626.6", "$ 16,865.2"),
+                          ("Total earnings before income taxes and after-tax earnings from joint ventures", "2,600.2",
+                           "2,082.0"),
+                          ("Total income taxes", "480.5", "367.8"), ("Dividends per share", "$ 1.96", "$ 1.96")),
+                         Location(page=48))
+    store.write("gis", "MILLS_2020_10K.pdf", [earnings])
+    hit = _hit(make_chunk("gis", "MILLS_2020_10K.pdf", "Consolidated Statements of Earnings", page=48))
+    done = compute("What was the effective tax rate in fiscal 2020?", [hit], store)
+    assert done.result.rows[0][-1] == pytest.approx(0.1848, abs=1e-4), (done.sql, done.result.rows)
+    done = compute("What were the dividends per share in fiscal 2019?", [hit], store)
+    assert done.result.rows[0][-1] == 1.96 and "million" not in done.hit.chunk.text.splitlines()[1], done.hit.chunk.text
+    done = compute("What were net sales in fiscal 2019?", [hit], store)
+    assert "$16,865.2 ($16.87 billion)" in done.hit.chunk.text, done.hit.chunk.text
