@@ -567,7 +567,7 @@ def _result_lines(query: TableQuery | None, result: QueryResult) -> list[str]:
         first, second = query.what.split(" to ", 1)
         # a part of a whole also as the percentage people ask it in ("effective tax rate": 0.204, 20.4%)
         share = f" ({shown(round(row['ratio'] * 100, 2))}%)" if isinstance(row["ratio"], (int, float)) \
-            and 0 < abs(row["ratio"]) < 1 else ""
+            and 0 < abs(row["ratio"]) < 1 and "ratio" not in query.named.lower() else ""  # a current ratio: 0.68
         named = f"{query.named}: " if query.named else ""  # "operating margin: Operating income, 2021: ..."
         return [f"{named}{first}: {figure(row['from'])}; {second}: {figure(row['to'])}; ratio {shown(row['from'])} / "
                 f"{shown(row['to'])} = {shown(row['ratio'])}{share}"]

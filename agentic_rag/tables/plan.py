@@ -142,7 +142,8 @@ _DEFINED = ((re.compile(r"\boperating\s+(?:profit\s+)?margin\b", re.I), "operati
             (re.compile(r"\b(?:net\s+(?:profit\s+)?|(?<!operating\s)(?<!gross\s)profit\s+)margin\b", re.I), "net income",
              "revenues"),
             (re.compile(r"\beffective\s+(?:income\s+)?tax\s+rate\b", re.I), "income tax expense",
-             "income before income taxes"))
+             "income before income taxes"),
+            (re.compile(r"\bcurrent\s+ratio\b", re.I), "total current assets", "total current liabilities"))
 
 
 def _defined_name(text: str) -> str:
@@ -226,12 +227,16 @@ class TableAsk:
         """The ask rewritten as the ratio a named figure is defined as, when the question names one ("operating
         margin": operating income to revenues), asks no ratio in words of its own, and the table prints no row or
         column of that name (then it is a figure to read)."""
-        if self.op == "ratio" or _WHOLE_OF.search(self.text) or _AS_PART_OF.search(self.text):
+        if _WHOLE_OF.search(self.text) or _AS_PART_OF.search(self.text):
             return None
         for pattern, part, whole in _DEFINED:
             m = pattern.search(self.text)
             if not m:
                 continue
+            # a ratio asked in words of its own ("the ratio of ... to ..."), not the word of the name ("current ratio")
+            if self.op == "ratio" and any(not (m.start() <= r.start() and r.end() <= m.end())
+                                          for r in dict(_OPS)["ratio"].finditer(self.text)):
+                return None
             name = forms_of(m.group(0)) - _GENERIC
             printed = [forms_of(x) for x in (*table.labels, *(c.name for c in table.columns), table.title)]
             if any(name <= words for words in printed):

@@ -812,3 +812,23 @@ def test_a_defined_ratio_tells_its_part_from_its_whole_when_their_labels_share_w
     assert done.result.rows[0][-1] == 1.96 and "million" not in done.hit.chunk.text.splitlines()[1], done.hit.chunk.text
     done = compute("What were net sales in fiscal 2019?", [hit], store)
     assert "$16,865.2 ($16.87 billion)" in done.hit.chunk.text, done.hit.chunk.text
+
+
+def test_a_current_ratio_is_worked_out_from_the_balance_sheet_though_its_name_says_ratio(tmp_path):
+    """"Current ratio" names a ratio by its own word: it is still the defined one (total current assets over
+    total current liabilities), read as a ratio, not as a percentage."""
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+    from tests.helpers.agent import _hit, make_chunk
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    sheet = DataTable("p. 50 table 1", "Consolidated Balance Sheets", ("(In Millions)", "May 31, 2020", "May 26, 2019"),
+                      (("Cash and cash equivalents", "1,677.8", "450.0"), ("Total current assets", "5,121.3", "4,186.5"),
+                       ("Total assets", "30,806.7", "30,111.2"), ("Total current liabilities", "7,491.5", "7,087.1"),
+                       ("Total liabilities", "21,912.6", "22,191.8")), Location(page=50))
+    store.write("gis", "MILLS_2020_10K.pdf", [sheet])
+    hit = _hit(make_chunk("gis", "MILLS_2020_10K.pdf", "Consolidated Balance Sheets", page=50))
+    done = compute("What was the current ratio at May 31, 2020?", [hit], store)
+    assert done.result.rows[0][-1] == pytest.approx(0.6836, abs=1e-4), (done.sql, done.result.rows)
+    assert "current ratio:" in done.hit.chunk.text and "%" not in done.hit.chunk.text.splitlines()[1]
