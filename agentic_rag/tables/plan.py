@@ -1201,6 +1201,8 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         held = sum(w for f, w in zip(tokens, weights, strict=True) if f & asked) / sum(weights) if tokens else 0.0
         if _other_kind(words, asked):
             continue
+        if _RESIDUAL.match(unmarked(label)) and not _RESIDUAL_ASKED.search(ask.text):
+            continue  # "Other long-term debt" is what is left of the long-term debt, never the long-term debt asked
         plain = " ".join(re.findall(r"[a-z0-9]+", unmarked(label).lower()))
         if plain.count(" ") >= 1 and words & own and specific - own and f" {plain} " in written:
             # the question writes out a label that shares a word with the file's name and says more than it
@@ -1235,6 +1237,10 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
 # kinds of figure a statement's rows are, which a row's other words do not make the same: "Cost of wireless
 # equipment" is no wireless equipment revenue, "Cost of revenue" no revenue
 _KINDS = (frozenset(forms_of("revenue revenues sales")), frozenset(forms_of("cost costs expense expenses")))
+
+
+_RESIDUAL = re.compile(r"\s*(?:all\s+)?other\b", re.IGNORECASE)  # a row of the rest: "Other long-term debt"
+_RESIDUAL_ASKED = re.compile(r"\bother\b", re.IGNORECASE)
 
 
 def _other_kind(label: frozenset[str], asked: frozenset[str]) -> bool:

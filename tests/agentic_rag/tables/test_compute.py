@@ -832,3 +832,30 @@ def test_a_current_ratio_is_worked_out_from_the_balance_sheet_though_its_name_sa
     done = compute("What was the current ratio at May 31, 2020?", [hit], store)
     assert done.result.rows[0][-1] == pytest.approx(0.6836, abs=1e-4), (done.sql, done.result.rows)
     assert "current ratio:" in done.hit.chunk.text and "%" not in done.hit.chunk.text.splitlines()[1]
+
+
+def test_a_row_of_the_rest_is_not_the_figure_a_question_names_without_other(tmp_path):
+    """"Long-term debt at the end of 2022": the balance sheet's row, not "Other long-term debt" of the debt note
+    (what is left after the notes listed above it), though the note is all about long-term debt."""
+    from advanced_retrieval.tables import TableStore
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+    from tests.helpers.agent import _hit, make_chunk
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    sheet = DataTable("p. 10 table 1", "CONDENSED CONSOLIDATED BALANCE SHEETS", ("(MILLIONS)", "July 2, 2023",
+                                                                              "December 31, 2022"),
+                      (("Total current liabilities", "34,647", "42,138"), ("Long-term debt", "61,356", "32,884"),
+                       ("Total liabilities", "120,875", "101,288")), Location(page=10))
+    note = DataTable("p. 23 table 1", "Long-Term Debt", ("(MILLIONS)", "July 2, 2023", "December 31, 2022"),
+                     (("Notes due 2024", "1,000", "1,000"), ("Total long-term debt, principal amount", "60,000", "31,000"),
+                      ("Other long-term debt", "22", "20"),
+                      ("Total long-term debt, carried at historical proceeds, as adjusted", "61,356", "32,884")),
+                     Location(page=23))
+    store.write("pfe", "PHARMA_2023Q2_10Q.pdf", [sheet, note])
+    hits = [_hit(make_chunk("pfe", "PHARMA_2023Q2_10Q.pdf", "Long-Term Debt notes due", page=23)),
+            _hit(make_chunk("pfe", "PHARMA_2023Q2_10Q.pdf", "balance sheets long-term debt", page=10))]
+    done = compute("What was the long-term debt at the end of 2022?", hits, store)
+    assert done.result.rows[0][1] != "Other long-term debt", (done.sql, done.result.rows)
+    assert compute("What was the other long-term debt at the end of 2022?", hits, store).result.rows[0][1] == \
+        "Other long-term debt"
