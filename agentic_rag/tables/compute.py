@@ -21,7 +21,7 @@ from advanced_retrieval import Hit
 from advanced_retrieval.tables import QueryResult, TableInfo
 from agentic_rag.language.concepts import Concept, forms_of, query_concepts
 from agentic_rag.seams import TableSource
-from agentic_rag.tables.fiscal import asked_fiscal_year, heading_naming, year_end_in_january
+from agentic_rag.tables.fiscal import FISCAL_NAMED, asked_fiscal_year, heading_naming, year_end_in_january
 from agentic_rag.tables.meaning import Meant, by_meaning
 from agentic_rag.tables.plan import (
     GENERIC,
@@ -294,9 +294,9 @@ def _rules(question: str, ranked: list[TableInfo], prior: dict[str, float], tabl
     for query in every[:MAX_TRIES]:  # the best query that finds a value; a table that holds no such row gives way
         done = _run(tables, query.sql, query.table, "rules", query, question, meant)
         if done.hit is not None:
-            year = _fiscal_year(done, query, question, tables, values, prior, layouts, figures, naming)
-            if year is not None:  # the document names its fiscal years otherwise, or may: said beside the answer
-                return year
+            fiscal = _fiscal_year(done, query, question, tables, values, prior, layouts, figures, naming)
+            if fiscal is not None:  # the document names its fiscal years otherwise, or may: said beside the answer
+                return fiscal
             named = {t.table_id for t in _named_sheets(ranked, question)} | \
                 {t.table_id for t in _named_file_tables(tables, question)}
             return _with_rival(done, query, every, tables, prior, named, question)
@@ -320,7 +320,7 @@ def _fiscal_year(done: Computation, query: TableQuery, question: str, tables: Ta
     if said is not None and end == year + said:
         return None
     other = year + 1 if end == year else year  # the column's year the other naming reads
-    shifted = _FISCAL_NAMED.sub(lambda m: m.group(0).replace(str(year), str(other)), question)
+    shifted = FISCAL_NAMED.sub(lambda m: m.group(0).replace(str(year), str(other)), question)
     found = [q for q in plans(shifted, [table], values, prior, figures=figures, layouts=layouts)
              if {year_end_in_january(table.columns[i].name) for i in q.columns if 0 < i < len(table.columns)}
              == {other}]
@@ -342,9 +342,6 @@ def _fiscal_year(done: Computation, query: TableQuery, question: str, tables: Ta
     text = f"{ran.hit.chunk.text}\n{OTHER_READING} {why}"
     chunk = replace(ran.hit.chunk, text=text, id=COMPUTED + hashlib.sha256(text.encode()).hexdigest()[:24])
     return replace(done, rival=replace(ran, hit=replace(ran.hit, chunk=chunk, strategy=RIVAL)))
-
-
-_FISCAL_NAMED = re.compile(r"\b(?:fiscal(?:\s+year)?|FY)\s*['’]?(?:19|20)\d\d\b", re.IGNORECASE)
 
 
 def _with_rival(done: Computation, chosen: TableQuery, every: Sequence[TableQuery], tables: TableSource,

@@ -30,7 +30,8 @@ _STATED = (re.compile(rf"\bended\s+{_DAY}\s*\(\s*[\"“”']?\s*{_NAMED}", re.IG
            re.compile(rf"\b{_DAY},?\s+the\s+last\s+(?:\w+\s+)?day\s+of\s+(?:our\s+)?{_NAMED}", re.IGNORECASE),
            re.compile(rf"\b{_NAMED}\s*\(\s*(?:the\s+)?(?:fiscal\s+)?(?:year|\w+[- ]weeks?)\s+ended\s+{_DAY}",
                       re.IGNORECASE))
-_FISCAL_ASKED = re.compile(r"\b(?:fiscal(?:\s+year)?|FY)\s*['’]?(?P<y>(?:19|20)\d\d)\b", re.IGNORECASE)
+# a fiscal year as a question names it: "fiscal 2022", "fiscal year 2022", "FY2022", "FY'22"
+FISCAL_NAMED = re.compile(r"\b(?:fiscal(?:\s+year)?|FY)\s*['’]?(?P<y>(?:19|20)\d\d|\d\d)\b", re.IGNORECASE)
 _FULL_DATE = re.compile(_DAY, re.IGNORECASE)
 _HEADING_FISCAL = re.compile(rf"\b{_NAMED}\b", re.IGNORECASE)
 EARLY_FEBRUARY = 7  # a 52/53-week year ending on the Saturday nearest January 31 ends by February 7 at the latest
@@ -38,7 +39,7 @@ EARLY_FEBRUARY = 7  # a 52/53-week year ending on the Saturday nearest January 3
 
 def asked_fiscal_year(question: str) -> int | None:
     """The one fiscal year a question names ("net sales for fiscal 2022": 2022); None for none or several."""
-    years = {int(m.group("y")) for m in _FISCAL_ASKED.finditer(question)}
+    years = {int(m.group("y")) for m in FISCAL_NAMED.finditer(question) if len(m.group("y")) == 4}
     return years.pop() if len(years) == 1 else None
 
 

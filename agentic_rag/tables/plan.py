@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from advanced_retrieval.tables import TableInfo
 from advanced_retrieval.tables.values import number
 from agentic_rag.language.concepts import Concept, abbreviated, forms_of, query_concepts
+from agentic_rag.tables.fiscal import FISCAL_NAMED
 from agentic_rag.tables.position import MIDDLE, Position, position_of, said
 from agentic_rag.tables.words import (
     MONTH_NAMES,
@@ -515,13 +516,10 @@ _PART_YEAR = re.compile(r"\b(?:three|3|six|6|nine|9|thirteen|13|twenty[- ]six|26
                         r"\bquarters?\b", re.IGNORECASE)
 
 
-_FISCAL_YEAR_NAMED = re.compile(r"\b(?:fiscal(?:\s+year)?|FY)\s*['’]?(?:(?:19|20)\d\d|\d\d)\b", re.IGNORECASE)
-
-
 def _whole_year_asked(question: str) -> bool:
     """Whether the question names a fiscal year and no part of one ("gross margin for fiscal 2022": not its
     fourth quarter's)."""
-    return bool(_FISCAL_YEAR_NAMED.search(question)) and all(_YEAR.fullmatch(p) for p in periods_of(question))
+    return bool(FISCAL_NAMED.search(question)) and all(_YEAR.fullmatch(p) for p in periods_of(question))
 
 
 _PART_YEAR_SPAN = re.compile(r"\b(?:three|3|six|6|nine|9|thirteen|13|twenty[- ]six|26|thirty[- ]nine|39)[- ]"
