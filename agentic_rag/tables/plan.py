@@ -1312,8 +1312,8 @@ def _undated(table: TableInfo) -> bool:
 
 
 # a header spanning a whole year: "Twelve months ended December 31, 2022", "Year Ended", "Fiscal Year 2022"
-_YEAR_SPAN = re.compile(r"\b(?:twelve|12)[- ]months?\b|\b(?:fifty[- ]two|fifty[- ]three|52|53)[- ]weeks?\b|\b(?:fiscal\s+|full[- ])?years?\s+ended\b|\bfiscal\s+year\b|"
-                        r"\bfull[- ]year\b", re.IGNORECASE)
+_YEAR_SPAN = re.compile(r"\b(?:twelve|12)[- ]months?\b|\b(?:fifty[- ]two|fifty[- ]three|52|53)[- ]weeks?\b|"
+                        r"\b(?:fiscal\s+|full[- ])?years?\s+ended\b|\bfiscal\s+year\b|\bfull[- ]year\b", re.IGNORECASE)
 _FULL_DATE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d\d)\b",
                         re.IGNORECASE)
 
