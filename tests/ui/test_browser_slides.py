@@ -40,8 +40,9 @@ def test_a_cited_slide_is_shown_as_it_looks_with_the_asked_words_marked(tmp_path
             described = answer.get_by_role("img", name="Slide 3 of quarter.pptx, the question's words highlighted in "
                                            "yellow")  # alt text: a screen reader says what the picture shows
             described.first.wait_for(timeout=STEP_MS)  # on a loaded machine the caption can be drawn before the image
+            _settle(page)  # a rerun may draw the answer anew between finding the image and counting it (one CI run)
+            described.first.wait_for(timeout=STEP_MS)
             assert described.count() == 1
-            _settle(page)
             picture = _picture(answer)
             if slide_images.office():  # the deck's design is on the page: its red rectangle
                 assert "drawn from its text boxes" not in shown and red_share(picture, (0, 0, 1, 1)) > 0.1, shown
