@@ -148,6 +148,15 @@ def test_a_sheet_whose_headers_the_question_names_is_a_candidate_though_retrieva
     assert [t.name for t in found] == ["Sales by Region"] and prior[found[0].table_id] > 0
 
 
+def _word_agent(tmp_path, embedder, document, name: str) -> tuple:
+    """The knowledge base and an offline agent over a Word `document` saved to tmp_path as `name`."""
+    path = tmp_path / name
+    document.save(path)
+    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=embedder, environ={}, isolate=False)
+    assert [r.status for r in kb.ingest_many([path])] == ["indexed"]
+    return kb, wiring.build_for(wiring.ModelConfig("offline"), kb, embedder)
+
+
 def _word_table(document, rows):
     """A Word table of `rows` (tuples of cell texts) at the end of `document`."""
     grid = document.add_table(rows=len(rows), cols=len(rows[0]))
@@ -172,12 +181,8 @@ def test_word_tables_of_one_shape_are_told_apart_by_the_paragraphs_that_introduc
         _word_table(document, [("", "2006 €", "2007 €"), ("Gross Income", f"{gross6:,}", f"{gross7:,}"),
                                ("Total Income Tax Due", f"{due6:,}", f"{due7:,}"),
                                ("Deductions as a % of Gross Income", f"{due6 / gross6:.1%}", f"{due7 / gross7:.1%}")])
-    path = tmp_path / "cases.docx"
-    document.save(path)
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([path])] == ["indexed"]
+    kb, agent = _word_agent(tmp_path, fake_embedder, document, "cases.docx")
     assert [t.title for t in kb.tables.tables()][0] == "Illustrative cases > Mary: Mary is single"
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
     for name, (_, _, due6, due7) in people.items():
         result = agent.ask(f"By how much did {name}'s total income tax due change from 2006 to 2007?")
         computed = next(t for t in result.trace if t["step"] == "retrieve")["details"]["computed"]
@@ -238,11 +243,7 @@ def test_offline_a_question_naming_a_year_asks_the_tables_though_prose_ranks_fir
                            ("Service revenues and other", "109,625", "110,449"),
                            ("Wireless equipment revenues", "27,210", "23,343"),
                            ("Total Operating Revenues", "136,835", "133,613")])
-    path = tmp_path / "VERIZON_2022_10K.docx"
-    document.save(path)
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([path])] == ["indexed"]
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    _, agent = _word_agent(tmp_path, fake_embedder, document, "VERIZON_2022_10K.docx")
     result = agent.ask("What were Verizon's wireless equipment revenues for 2022?")
     computed = next(t for t in result.trace if t["step"] == "retrieve")["details"].get("computed")
     assert computed is not None and computed["rows"][0][-1] == 27210, computed

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-import wiring
 from advanced_retrieval.tables import TableStore
 from agentic_rag.tables.compute import OTHER_READING, compute, is_rival
 from agentic_rag.tables.fiscal import asked_fiscal_year, heading_naming, stated_naming, year_end_in_january
 from document_processor import DataTable, Location
-from tests.agentic_rag.tables.test_compute import _word_table
+from tests.agentic_rag.tables.test_compute import _word_agent, _word_table
 from tests.helpers.agent import _hit, make_chunk
 
 HEADER = ("(In thousands)", "52 Weeks Ended January 28, 2023", "52 Weeks Ended January 29, 2022")
@@ -98,11 +97,7 @@ def test_offline_a_retailer_s_fiscal_year_is_answered_from_its_column_and_not_re
                            ("Net cash provided by operating activities", "1,481,915", "1,059,265"),
                            ("Capital expenditures", "(312,126)", "(172,187)"),
                            ("Cash and cash equivalents at end of year", "737,877", "431,560")])
-    path = tmp_path / "shop_results.docx"
-    document.save(path)
-    kb = wiring.open_knowledge_base(tmp_path / "data", embedder=fake_embedder, environ={}, isolate=False)
-    assert [r.status for r in kb.ingest_many([path])] == ["indexed"]
-    agent = wiring.build_for(wiring.ModelConfig("offline"), kb, fake_embedder)
+    _, agent = _word_agent(tmp_path, fake_embedder, document, "shop_results.docx")
     result = agent.ask("What were Shop Inc.'s net sales for fiscal 2022?")
     assert "10,208,580" in result.answer and "8,630,889" not in result.answer, result.answer
     assert "⚠" not in result.answer and result.confidence >= 0.5, (result.answer, result.confidence)
