@@ -394,9 +394,15 @@ def _above(lines: list[_Line], head_at: int, label: str) -> tuple[str, str]:
     return title or fallback, label
 
 
+# a label line ending in a word or sign that needs more ("EFFECT OF EXCHANGE RATE CHANGES ON CASH AND"): the
+# next line ends it, whatever its case
+_DANGLING = re.compile(r"(?:\b(?:and|or|of|on|in|for|to|the|from|at|by|with)|[,&(—–-])\s*$", re.IGNORECASE)
+
+
 def _rows(body: list[_Line], columns: list[tuple[float, float]], edge: float) -> list[tuple[str, ...]]:
     """Cells per line: the label left of the columns, every other segment in its nearest column. A label
-    line followed by one starting in lower case (a label wrapped over two lines) is joined to it."""
+    line followed by one starting in lower case, or ending in a word that needs more ("... ON CASH AND"), is a
+    label wrapped over two lines: joined to the next."""
     rows: list[list[str]] = []
     carried = ""
     for line in body:
@@ -407,7 +413,7 @@ def _rows(body: list[_Line], columns: list[tuple[float, float]], edge: float) ->
             else:
                 cells[_nearest(columns, seg) + 1].append(seg.text)
         row = [" ".join(parts) for parts in cells]
-        if carried and row[0][:1].islower():
+        if carried and (row[0][:1].islower() or _DANGLING.search(carried)):
             row[0] = f"{carried} {row[0]}"
             rows.pop()
         carried = row[0] if not any(row[1:]) else ""

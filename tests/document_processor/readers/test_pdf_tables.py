@@ -187,3 +187,24 @@ def test_the_wrapped_cells_under_a_table_do_not_head_the_next_one():
     doc = parse_bytes(make_pdf([placed(items)]), "assumptions.pdf", isolate=False)
     headers = [c.text.splitlines()[0] for c in table_chunks(doc)]
     assert headers and all("in 2022" not in h for h in headers), headers
+
+
+def test_a_label_ending_in_a_word_that_needs_more_is_joined_to_the_next_line_whatever_its_case():
+    """A cash flow statement in capitals wraps "EFFECT OF EXCHANGE RATE CHANGES ON CASH AND" over "CASH
+    EQUIVALENTS", whose figures stand on the second line: one row, not a heading "... ON CASH AND" over a row
+    "CASH EQUIVALENTS" (which a question for the cash and cash equivalents read as its figure)."""
+    items = [(120, 750, "CONSOLIDATED STATEMENTS OF CASH FLOWS"), (50, 726, "Year Ended December 31,"),
+             (-400, 726, "2017"), (-480, 726, "2016")]
+    y = 710
+    for label, first, second in [("Net cash provided by operating activities", "6,995", "8,792"),
+                                 ("Net cash used in investing activities", "(2,385)", "(999)"),
+                                 ("EFFECT OF EXCHANGE RATE CHANGES ON CASH AND", "", ""),
+                                 ("CASH EQUIVALENTS", "242", "(6)"),
+                                 ("Balance at end of year", "6,006", "8,555")]:
+        items += [(50, y, label)] + [(x, y, v) for x, v in ((-400, first), (-480, second)) if v]
+        y -= 13
+    doc = parse_bytes(make_pdf([placed(items)]), "flows.pdf", isolate=False)
+    [chunk] = table_chunks(doc)
+    lines = chunk.text.splitlines()
+    assert "| EFFECT OF EXCHANGE RATE CHANGES ON CASH AND CASH EQUIVALENTS | 242 | (6) |" in lines, lines
+    assert not any(line.startswith("| CASH EQUIVALENTS") for line in lines), lines
