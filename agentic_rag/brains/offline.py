@@ -128,7 +128,7 @@ class OfflineBrain:
         technicians …, and how many turbines did the survey inspect": the survey's sentence); a comparison's
         parts are all about the figure computed, and add nothing."""
         said = forms_of("\n".join(ln for ln in computed.chunk.text.splitlines() if not ln.startswith("Query:")))
-        rest = [q for q in subs if not any(c.met(said) for c in query_concepts(q) if c.focus and not c.specific)]
+        rest = [q for q in subs if not any(c.met(said) for c in _asked_for(q))]
         if len(subs) < 2 or not rest:
             return draft
         extra = self._extract(analysis, rest, [b for b in blocks if not is_computed(b.chunk)])
@@ -154,6 +154,18 @@ class OfflineBrain:
         if len(unanswered) == len(subs):
             sections = [NOT_FOUND + _closest(blocks)]
         return Draft(HEADER + "\n\n" + "\n\n".join(sections), tuple(unanswered))
+
+
+def _asked_for(sub: str) -> list:
+    """What a sub-question asks for: the words after its question word; a part without one ("Acme's net sales in
+    2020", a side of a comparison) asks for what its words other than names and numbers name."""
+    concepts = [c for c in query_concepts(sub) if not c.specific]
+    if _QUESTION_WORD.search(sub):
+        return [c for c in concepts if c.focus]
+    return [c for c in concepts if not any(ch.isdigit() for ch in c.text)]
+
+
+_QUESTION_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
 
 
 def _by_section(blocks: Sequence[ContextBlock], reading: dict) -> list[tuple[str, list[ContextBlock]]]:

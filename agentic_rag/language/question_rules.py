@@ -22,8 +22,12 @@ _EXHAUSTIVE = re.compile(
     r"|contains?|covers?|includes?|refers? to|talks? about)\s+(?P<x>.+?)\s*\??$", re.IGNORECASE)
 _COMPARISON = re.compile(r"\b(?:compare[sd]?|comparison|versus|vs\.?|differences?|differ|compared (?:to|with)"
                          r"|better|worse|higher|lower|more than|less than|from .+? to)\b", re.IGNORECASE)
+# how the answer is to be said, after the last side of a change: "..., in percent", "in millions of dollars"
+_ANSWER_FORM = re.compile(r",?\s*(?:in|as an?)\s+(?:percent(?:age)?s?|%|(?:us\s*)?(?:\$\s*)?(?:millions|billions|"
+                          r"thousands)(?:\s+of\s+(?:us\s+)?dollars)?|(?:us\s+)?dollars|usd)\s*\??$", re.I)
 # "How did net income change from fiscal 2022 to fiscal 2023?": the same thing at two times (or places).
-_CHANGE = re.compile(r"^(?:how\s+(?:much\s+)?(?:did|does|has|have|do|was|were|is|are)\s+)?(?:the\s+)?(?P<aspect>.+?)\s+"
+_CHANGE = re.compile(r"^(?:(?:by\s+)?(?:how(?:\s+much)?|what\s+(?:percentage|percent|amount|rate|share))\s+"
+                     r"(?:did|does|has|have|do|was|were|is|are)\s+)?(?:the\s+)?(?P<aspect>.+?)\s+"
                      r"(?:change[sd]?|grow|grew|rise|rose|fall|fell|increase[sd]?|decrease[sd]?|decline[sd]?|develop"
                      r"(?:ed)?|evolve[sd]?|move[sd]?|moved|go|went|shift(?:ed)?)\s+(?:from|between)\s+(?P<a>.+?)\s+"
                      r"(?:to|and)\s+(?P<b>[^?]+?)\s*\??$", re.IGNORECASE)
@@ -299,7 +303,7 @@ def _comparison_sides(question: str) -> list[str]:
     change = _CHANGE.search(question)
     if change:
         aspect = change.group("aspect").strip()
-        return [f"{aspect} in {side.strip(' ?,')}" for side in (change.group("a"), change.group("b"))]
+        return [f"{aspect} in {_ANSWER_FORM.sub('', side).strip(' ?,')}" for side in (change.group("a"), change.group("b"))]
     for pattern in _COMPARE_PATTERNS:
         m = pattern.search(question)
         if not m:

@@ -84,3 +84,16 @@ def test_decomposition_keeps_each_part_whole():
         "What is the FY2018 capex for 3M?",)
     assert subs("Calculate the ratio. Round your answer to two decimals.") == (
         "Calculate the ratio. Round your answer to two decimals.",)
+
+
+@pytest.mark.parametrize("question, sides", [
+    ("By what percentage did Acme's net sales grow from 2020 to 2021?", ("Acme's net sales in 2020",
+                                                                          "Acme's net sales in 2021")),
+    ("By how much did operating income decline from fiscal 2022 to fiscal 2023?", ("operating income in fiscal 2022",
+                                                                                  "operating income in fiscal 2023")),
+    ("How did net income change from 2022 to 2023?", ("net income in 2022", "net income in 2023")),
+])
+def test_a_change_between_two_periods_is_searched_as_the_figure_in_each(question, sides):
+    """"By what percentage did X grow from A to B": the figure in A and in B, not "By what percentage did X" in A
+    (the question words and the verb left in searched for an effective tax rate's "percent")."""
+    assert decompose(analyze_question(question)) == sides
