@@ -74,7 +74,9 @@ _NAME_RUN = re.compile(r"[A-Z][\w’'.-]*(?:\s+(?:&|and|of|the)?\s*[A-Z][\w’'.
 _IRREGULAR = {"corpora": "corpus", "indices": "index", "matrices": "matrix", "vertices": "vertex",
               "analyses": "analysis", "criteria": "criterion", "phenomena": "phenomenon", "children": "child",
               "people": "person", "women": "woman", "men": "man", "feet": "foot", "teeth": "tooth",
-              "mice": "mouse", "geese": "goose", "theses": "thesis", "hypotheses": "hypothesis"}
+              "mice": "mouse", "geese": "goose", "theses": "thesis", "hypotheses": "hypothesis",
+              # the past of verbs that name a statement's rows ("Dividends paid", "Cost of goods sold")
+              "paid": "pay", "spent": "spend", "sold": "sell", "bought": "buy"}
 # Words of everyday business prose that documents use for one another ("revenue" is mostly "net sales").
 _SYNONYM_GROUPS = (("revenue", "sales", "turnover"), ("profit", "earnings", "income"),
                    ("employees", "staff", "headcount", "workforce"), ("cost", "expense"), ("buyback", "repurchase"),

@@ -28,6 +28,7 @@ from agentic_rag.tables.plan import (
     Layout,
     TableQuery,
     is_month,
+    op_words,
     periods_of,
     plans,
     quarters_of,
@@ -265,7 +266,11 @@ def compute(question: str, hits: Sequence[Hit], tables: TableSource,
         found, prior = candidate_tables(tables, hits, question)
     if not found:
         return None
-    asked = [c for c in query_concepts(question) if not any(ch.isdigit() for ch in c.text)]
+    # "grow", "highest": what is done with the rows, naming none of them; "by what percentage" it grew, how the
+    # result is said
+    operations = op_words(question) | ({"percentage", "percent"} if op_words(question) else set())
+    asked = [c for c in query_concepts(question) if not any(ch.isdigit() for ch in c.text)
+             and c.text.lower() not in operations]
     ranked = sorted(found, key=lambda t: (-prior.get(t.table_id, 0.0), -_row_named(asked, t)))[:MAX_TABLES * 3]
     if write_sql is not None:
         written = _model(question, ranked[:MAX_TABLES], tables, write_sql)
@@ -362,7 +367,7 @@ def _with_rival(done: Computation, chosen: TableQuery, every: Sequence[TableQuer
     others = [q for q in every if q.table.table_id != chosen.table.table_id and reading(q) >= bar]
     for other in sorted(others, key=reading, reverse=True)[:MAX_RIVALS]:
         ran = _run(tables, other.sql, other.table, "rules", other, question)
-        if ran.hit is not None and _figures(ran.result, other.table) != _figures(done.result, chosen.table):
+        if ran.hit is not None and not _same_figures(ran.result, other.table, done.result, chosen.table):
             return replace(done, rival=replace(ran, hit=replace(ran.hit, strategy=RIVAL)))
     return done
 
@@ -378,6 +383,15 @@ def _figures(result: QueryResult, table: TableInfo) -> tuple:
     cells = [row[i] for row in result.rows for i in kept]
     numbers = [round(v * table.scale, 6) for v in cells if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return tuple(sorted(numbers)) if numbers else tuple(sorted(str(v) for v in cells if v is not None))
+
+
+def _same_figures(one: QueryResult, table: TableInfo, other: QueryResult, other_table: TableInfo) -> bool:
+    """Whether two tables' results state the same figures: at their scales, or as printed when one table states
+    no scale (a summary reprinting the statement's "in millions" figures under a title that does not say so)."""
+    if _figures(one, table) == _figures(other, other_table):
+        return True
+    unstated = 1.0 in (table.scale, other_table.scale) and table.scale != other_table.scale
+    return unstated and _figures(one, replace(table, scale=1.0)) == _figures(other, replace(other_table, scale=1.0))
 
 
 def is_rival(hit: Hit) -> bool:

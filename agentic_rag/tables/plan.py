@@ -36,7 +36,8 @@ from agentic_rag.tables.words import (
 )
 
 _PERCENT_SIGN = re.compile(r"(?<![\w.%])%")  # a sign written as a word, not after a figure ("4.7%")
-_FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with", "as"})
+_FUNCTION_WORDS = frozenset({"of", "and", "the", "a", "an", "in", "on", "for", "to", "at", "by", "from", "with", "as",
+                             "per"})
 CHANGE_UNRANKED = 2.0  # what a table's plain superlative loses when the question ranks a change it cannot compute
 NAMED_ROW = 0.9  # a row the question names by its label (all of it, or a name that is the label)
 _FOOTNOTE_MARKS = re.compile(r"(?:\s*(?:\((?:[a-z]|[ivx]{1,3}|\d{1,2})\)|[*†‡]+))+\s*$")
@@ -113,8 +114,9 @@ GENERIC = _GENERIC  # words that name no particular row or column ("total", "yea
 _FORMATTING = re.compile(
     r"\((?=[^)]*\b(?:round(?:ed)?|decimals?|units?|usd|millions|billions|thousands)\b)[^)]*\)"
     r"|\b(?:and )?round(?:ed)?(?: (?:your|the) (?:answer|result))? to (?:the nearest \w+|(?:one|two|three|four|\d+) "
-    r"decimal(?: places?)?)|\b(?:answer |expressed |given )?in units of \w+(?: \w+)?"
-    r"|\b(?:answer |expressed |given )?in (?:usd|us\$|\$) ?(?:millions|billions|thousands)\b", re.I)
+    r"decimals?(?: places?)?)|\b(?:answer |expressed |given )?in units of \w+(?: \w+)?"
+    r"|\b(?:answer |expressed |given )?in (?:usd |us\$ ?|\$ ?)?(?:millions|billions|thousands)(?: of (?:us )?"
+    r"(?:dollars|usd))?\b", re.I)
 # a name of two or more capitalised words inside a sentence ("Best Buy", "Top Ships", "Total Revenue"): its words
 # are not operations (group 1: what stands before it)
 _NAME_RUN = re.compile(r"([^.?!:\s]\s+)((?:[A-Z][\w&'’.-]*)(?:\s+(?:&\s+)?[A-Z][\w&'’.-]*)+)")
@@ -145,6 +147,24 @@ _DEFINED = ((re.compile(r"\boperating\s+(?:profit\s+)?margin\b", re.I), "operati
             (re.compile(r"\beffective\s+(?:income\s+)?tax\s+rate\b", re.I), "income tax expense",
              "income before income taxes"),
             (re.compile(r"\bcurrent\s+ratio\b", re.I), "total current assets", "total current liabilities"))
+
+
+def _defined_rows(text: str, query: TableQuery) -> bool:
+    """Whether a defined ratio's query reads the rows its definition names: half the words of its part ("gross
+    profit") in the first row's label, of its whole ("revenues") in the second's, in a form of each ("Net
+    earnings" is net income, "Provision for income taxes" the income tax expense)."""
+    for pattern, part, whole in _DEFINED:
+        if pattern.search(text) and len(query.rows) == 2:
+            labels = [forms_of(query.table.labels[r - 1]) for r in query.rows if 0 < r <= len(query.table.labels)]
+            return len(labels) == 2 and all(_share_named(phrase, label) >= 0.5
+                                            for phrase, label in zip((part, whole), labels, strict=True))
+    return True
+
+
+def _share_named(phrase: str, label: frozenset[str]) -> float:
+    """The share of a phrase's words (other than words naming nothing in particular) a label holds in some form."""
+    words = [forms_of(w) for w in phrase.split() if forms_of(w) - _GENERIC]
+    return sum(1 for f in words if f & label) / len(words) if words else 1.0
 
 
 def _defined_name(text: str) -> str:
@@ -395,6 +415,8 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
             continue  # "the Books category's revenue in 2008" from a pivot of 2005 to 2007
         if (_FULL_YEAR_ASKED.search(question) and _part_year_only(table)) or (whole_year and _part_year_columns(table)):
             continue  # "the full year 2022" from a quarterly report's three and six months
+        if _PARENT_ONLY.search(f"{table.title} {table.note}") and not _PARENT_ONLY_ASKED.search(question):
+            continue  # "PARENT COMPANY – CONDENSED BALANCE SHEETS": the holding company's own, not the company's
         if asked_quarters and other_quarter(asked_quarters, quarters_shown(table)):
             continue  # "from 2Q20 through 1Q21" from a table of the three months ended June 30, 2022 and 2021
         ask = asked.seen_by(table)
@@ -421,6 +443,8 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
                 if query is not None and query.score + bonus > (best.score if best else MIN_SCORE):
                     best = TableQuery(**{**query.__dict__, "score": query.score + bonus})
         if best is not None and ask.text != asked.text and best.op == "ratio":
+            if not _defined_rows(asked.text, best):
+                continue  # "gross margin" of a statement printing no gross profit: not cost of sales over sales
             best = replace(best, named=_defined_name(asked.text))
         if best is not None and best.op == "lookup" and asked.op in ("sum", "avg") and _YEARS_SPANNED.search(question):
             continue  # "the combined revenue over 2005 to 2007": one year's cell is not it
@@ -432,7 +456,24 @@ def plans(question: str, tables: Sequence[TableInfo], values: Mapping[str, Mappi
         out = [q for q in out if not (q.positional and q.op == "cells")]
     if asked.op == "avg" and _MEDIAN.search(question):  # the median is the operation asked, not a word beside it
         out = [m for m in (_median(q) for q in out) if m is not None]
+    if _year_alone(question) and any(not _reads_part_year(q) for q in out):
+        # "diluted EPS in 2016": a table's whole year, not a quarterly table's "First Quarter 2016" column
+        out = [q for q in out if not _reads_part_year(q)]
     return sorted(out, key=lambda q: -q.score)
+
+
+def _year_alone(question: str) -> bool:
+    """Whether the periods a question names are whole years ("in 2016", "for fiscal 2022")."""
+    named = periods_of(question)
+    return bool(named) and all(_YEAR.fullmatch(p) for p in named)
+
+
+def _reads_part_year(query: TableQuery) -> bool:
+    """Whether every column a query reads is a part of a year: a quarter ("First Quarter 2016", "Q3 FY23") or a
+    span shorter than a year ("Three Months Ended June 30, 2023")."""
+    names = [query.table.columns[i].name for i in query.columns if 0 < i < len(query.table.columns)]
+    return bool(names) and all((quarters_of(n) or _PART_YEAR_SPAN.search(n)) and not _YEAR_SPAN.search(n)
+                               for n in names)
 
 
 _MEDIAN = re.compile(r"\bmedian\b", re.IGNORECASE)
@@ -540,6 +581,12 @@ def _part_year_only(table: TableInfo) -> bool:
     return bool(_PART_YEAR.search(text)) and not _YEAR_SPAN.search(text)
 
 
+# what a verb of the question acts on, after its preposition: "record [in restructuring charges]", "spend [on share
+# repurchases] in 2022" (not "cost of sales": a noun's "of")
+_OBJECT = (r"(?:in|on|for|from|into|towards?)\s+(?:the\s+|its\s+|their\s+)?([A-Za-z&'\-, ]+?)"
+           r"(?=[.;:?()]|,?\s+(?:in|on|for|during|at|by|as|over|from|between)\b|$)")
+
+
 def _reads_what_is_asked(ask: TableAsk, query: TableQuery) -> bool:
     """Whether a single cell's row, column or table names what the question asks for ("what [learning rate
     schedule] does BERT use?"): a row matched only by a name ("BERT (Single)") in a column the question does not
@@ -550,6 +597,15 @@ def _reads_what_is_asked(ask: TableAsk, query: TableQuery) -> bool:
     # "how much did it sell in Europe": a table of sales ("Supplementary Sales Data") reads what it sold; "how
     # many bills in the 104th Congress": the column it reads, BILLS104, spells the bills
     runs = frozenset(f for i in query.columns if 0 <= i < len(table.columns) for f in joined(table.columns[i].name))
+    # "how much did Best Buy record in restructuring charges": what a verb's object names in full ("Restructuring
+    # charges") is what the question asks for, whatever the verb
+    acted = [(c, m) for c in focus for m in re.finditer(rf"\b{re.escape(c.text)}\s+{_OBJECT}", ask.text, re.I)]
+    objects = frozenset(f for _, m in acted for f in forms_of(m.group(1))) - _GENERIC
+    verbs = frozenset(f for c, _ in acted for f in c.forms)  # "Dividends paid to shareholders": the verb may be said
+    labels = [forms_of(_BRACKETED.sub(" ", unmarked(table.labels[r - 1]))) - _GENERIC - _YEARS_OF(table.labels[r - 1])
+              for r in query.rows if 0 < r <= len(table.labels)]
+    if objects and labels and all(words and words <= objects | verbs and objects <= words | _VAGUE for words in labels):
+        return True
     return not focus or any(c.met(held) or verb_nouns(c.text) & held
                             or meets(ask.forms, runs) - meets(ask.forms - c.forms, runs) for c in focus)
 
@@ -643,6 +699,10 @@ def _stem_words(file_name: str) -> str:
 
 # a heading of a filing's outline over a part of the company ("Segment Results of Operations", "Verizon Consumer
 # Group", "International Division")
+# a filing's statements of the holding company alone (Schedule I, "Condensed Financial Information of Registrant"),
+# beside the consolidated ones a question about the company means
+_PARENT_ONLY = re.compile(r"\bparent\s+(?:company|only|corporation)\b|\bof\s+(?:the\s+)?registrant\b", re.I)
+_PARENT_ONLY_ASKED = re.compile(r"\bparent\b|\bregistrant\b|\bholding\s+company\b|\bstand-?alone\b", re.I)
 _PART_HEADING = re.compile(r"\b(?:segments?|group|divisions?|business units?)\b", re.I)
 
 
@@ -1024,6 +1084,12 @@ def _ratio(ask: TableAsk, table: TableInfo, rows: list[tuple[int, float]], perio
             if _said_by(table.labels[second - 1], before) + _said_by(table.labels[first - 1], after) > \
                     _said_by(table.labels[first - 1], before) + _said_by(table.labels[second - 1], after):
                 first, second = second, first
+        elif whole and (_SUBTOTAL.match(table.labels[first - 1]) is None) != (_SUBTOTAL.match(table.labels[second - 1])
+                                                                          is None):
+            # "what share of net revenue came from the PBNA division": the division over the table's total of the
+            # divisions ("Total division"), whichever the question's words name first
+            if _SUBTOTAL.match(table.labels[first - 1]):
+                first, second = second, first
         elif whole and at[0] >= whole.end() and at[1] > whole.end() and not _TO.search(ask.text[at[0]:at[1]]):
             # "what share of net sales was gross profit": the part over the whole ("percentage of debt to
             # equity" keeps its order)
@@ -1179,19 +1245,30 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
     # "CVS Health's total revenues": a name the file is named after (the company) names no row; a data file's
     # name is its content ("sales.xlsx"), and its words still name rows
     own = _file_words(ask, table, names=True)
-    asked = ask.forms - own
+    # "long-term debt, excluding the current portion": the words left out name no row to read; a row of them
+    # alone ("Current portion of long-term debt") is the part left out, one saying it leaves them out ("Total
+    # long-term debt, less current portion") is the figure asked
+    left_out = left_out_of(ask.text)
+    asked = ask.forms - own - left_out
     written = f" {' '.join(re.findall(r'[a-z0-9]+', ask.text.lower()))} "
     for i, label in enumerate(table.labels, start=1):
         if i in layout.empty:
+            continue
+        leaves = _LEAVES_OUT.search(label) if left_out else None
+        if leaves and forms_of(label[leaves.end():]) & left_out:
+            label = label[:leaves.start()]  # read as the figure it leaves them out of, which the question asks
+        elif left_out and left_out <= forms_of(label):
             continue
         words = forms_of(label) - _YEARS_OF(label)
         specific = words - _GENERIC
         if not specific:
             continue
-        # the share of the label's words the question holds, word by word (a form of each, not its initials)
-        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+",
-                                                                                  _SIGN_ALTERNATE.sub("", unmarked(label)))
+        # the share of the label's words the question holds, word by word (a form of each, not its initials); the
+        # document's own company ("Net income attributable to 3M" in 3M's filing) is the question's, not a word to hold
+        named_part = _SIGN_ALTERNATE.sub("", _ATTRIBUTED.sub("", unmarked(label)))
+        tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+", named_part)
                   if not _YEAR.fullmatch(w) and w.lower() not in _FUNCTION_WORDS]  # "All other income": 3 words
+        tokens = [f for f in tokens if not (f <= own and f & own)]
         # "Total net sales" is the sales a question asks for unless it names another kind: "total", "net" and
         # "consolidated" weigh a quarter of a word when the question does not say them ("Other revenue" does not
         # answer "revenue": "other" weighs in full)
@@ -1212,6 +1289,9 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
         score = max(held if held >= MIN_ROW_MATCH and specific & asked else 0.0, 0.9 if named else 0.0)
         score += 0.01 * sum(1 for f in tokens if f & asked) if score else 0.0  # "Total Assets" over "ASSETS"
         heading = (layout.sections or {}).get(i, "")
+        if score and _CHANGES_UNDER.match(heading) and not _FLOWS_ASKED.search(ask.text):
+            continue  # a cash flow statement's "Merchandise inventories" under "Changes in operating assets": a
+            # change in the year, not the inventories a question asks for (nor their change, read from two years)
         if score and heading:
             under = [f for f in (forms_of(w.lower()) for w in re.findall(r"[A-Za-z0-9]+", heading)) if f - _GENERIC]
             named = sum(1 for f in under if f & asked)
@@ -1222,6 +1302,9 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
             # Resorts net revenues"): its unnamed words count against the row as much as its named ones for it
             score += 0.05 * (named - (len(under) - named if named else 0))
             words = words | forms_of(heading)  # the same label under two headings is two rows
+        if score and leaves:
+            score += 0.05  # it says it leaves out what the question leaves out: a row of its own beside the whole
+            words = words | {"(less)"}
         if score and (words not in found or found[words][1] < score):
             found.setdefault(words, (i, score))
     if not found and ask.op in ("lookup", "change", "ratio") and _TOTAL_ROW.search(ask.text):
@@ -1232,25 +1315,50 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
     return sorted(found.values(), key=lambda x: -x[1])
 
 
-# kinds of figure a statement's rows are, which a row's other words do not make the same: "Cost of wireless
-# equipment" is no wireless equipment revenue, "Cost of revenue" no revenue
-_KINDS = (frozenset(forms_of("revenue revenues sales")), frozenset(forms_of("cost costs expense expenses")))
+# kinds of figure a statement's rows are, which a row's other words do not make the same, each family apart:
+# "Cost of wireless equipment" is no wireless equipment revenue, "Cost of revenue" no revenue; a cash flow
+# statement's three sections: "net cash provided by investing activities" is not the operating one ("Net operating
+# revenues" is revenue all the same)
+_KINDS = ((frozenset(forms_of("revenue revenues sales")), frozenset(forms_of("cost costs expense expenses"))),
+          (frozenset(forms_of("operating")), frozenset(forms_of("investing")), frozenset(forms_of("financing"))))
 
 
+# a phrase a question asks to leave out of a figure: "excluding the current portion", "net of tax", "other than
+# the United States", ending where the phrase does (a comma, a preposition, the end)
+_LEAVING_OUT = re.compile(r"\b(?:excluding|exclusive\s+of|net\s+of|other\s+than|except(?:\s+for)?|without|"
+                          r"not\s+including)\s+(?:the\s+|its\s+|any\s+)?((?:[A-Za-z&'-]+\s*){1,4}?)"
+                          r"(?=[,.;:?)]|\s+(?:in|on|for|at|as|of|from|and|to|by|during|over|between)\b|$)", re.I)
+_LEAVES_OUT = re.compile(r"[\s,(]+(?:less|excluding|exclusive\s+of|net\s+of|without)\b:?", re.I)
+
+
+def left_out_of(question: str) -> frozenset[str]:
+    """The forms of the words a question asks to leave out of the figure it asks for ("current portion")."""
+    return frozenset(f for m in _LEAVING_OUT.finditer(question) for f in forms_of(m.group(1)) - _GENERIC)
+
+
+# a heading of rows that are each a change in the year of what they name ("Changes in operating assets and
+# liabilities:", "(Increase) decrease in:"), and a question asking for the statement of such changes
+_CHANGES_UNDER = re.compile(r"\s*(?:net\s+)?(?:changes?|\(?(?:increase|decrease)\)?(?:\s*/?\s*\(?(?:increase|decrease)"
+                            r"\)?)?)\s+in\b", re.IGNORECASE)
+_FLOWS_ASKED = re.compile(r"\bcash\s+flows?\b|\boperating\s+(?:activities|assets)\b|\bworking\s+capital\b", re.I)
 _RESIDUAL = re.compile(r"\s*(?:all\s+)?other\b", re.IGNORECASE)  # a row of the rest: "Other long-term debt"
-_RESIDUAL_ASKED = re.compile(r"\bother\b", re.IGNORECASE)
+_RESIDUAL_ASKED = re.compile(r"\bother\b(?!\s+than)", re.IGNORECASE)  # not "other than X"
 
 
 def _other_kind(label: frozenset[str], asked: frozenset[str]) -> bool:
     """Whether a row's label names a kind of figure the question does not, and the question names another."""
-    said = [k for k in _KINDS if k & asked]
-    return bool(said) and any(k & label and not k & asked for k in _KINDS)
+    return any(any(k & asked for k in kinds) and any(k & label and not k & asked for k in kinds) for kinds in _KINDS)
 
 
 # the other sign of a figure, printed in brackets after its name ("Operating income (loss)", "Tax expense
 # (benefit)"): the row is the one named without it
 _SIGN_ALTERNATE = re.compile(r"\s*\((?:loss|losses|deficit|benefit|expense|expenses|income|gain|gains|decrease|"
-                             r"increase|charge|credit|charges|credits)\)", re.I)
+                             r"increase|charge|credit|charges|credits|used\s+in|used\s+for)\)", re.I)
+# whose figure a statement's row is, when it is the company's owners' ("Earnings per share attributable to 3M common
+# shareholders — diluted", "Net income attributable to shareowners of The Coca-Cola Company"): the figure a
+# question names without saying so; not a noncontrolling interest's
+_ATTRIBUTED = re.compile(r"\s+attributable\s+to\s+(?:the\s+)?(?:[\w.&-]+\s+){0,3}?(?:common\s+)?(?:share(?:holders|"
+                         r"owners)|stockholders|owners)(?:\s+of\s+(?:the\s+)?(?:[\w.&-]+\s*){1,4})?", re.I)
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
 

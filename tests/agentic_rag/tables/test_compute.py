@@ -860,3 +860,257 @@ def test_a_row_of_the_rest_is_not_the_figure_a_question_names_without_other(tmp_
     assert done.result.rows[0][1] != "Other long-term debt", (done.sql, done.result.rows)
     assert compute("What was the other long-term debt at the end of 2022?", hits, store).result.rows[0][1] == \
         "Other long-term debt"
+
+
+def _statements(tmp_path, doc_id: str, file_name: str, *tables):
+    """A table store holding `tables` of one document, and a hit on each table's page (in the order given)."""
+    from advanced_retrieval.tables import TableStore
+    from tests.helpers.agent import _hit, make_chunk
+
+    store = TableStore(tmp_path / "tables.duckdb")
+    store.write(doc_id, file_name, list(tables))
+    return store, [_hit(make_chunk(doc_id, file_name, t.title, page=t.location.page)) for t in tables]
+
+
+def test_diluted_earnings_per_share_is_the_per_share_row_not_the_diluted_shares(tmp_path):
+    """"Diluted earnings per share": the row of that name, not "Diluted" under the weighted-average shares ("per"
+    is a word of the label the question also writes); in a statement naming the owners ("Earnings per share
+    attributable to ACME common shareholders — diluted") the owners are the question's company."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    earnings = DataTable("p. 40 table 1", "Consolidated Statements of Earnings",
+                         ("$ and shares in millions, except per share amounts", "2022", "2021"),
+                         (("Net earnings", "1,419", "2,454"), ("Basic earnings per share", "6.31", "9.94"),
+                          ("Diluted earnings per share", "6.29", "9.84"),
+                          ("Weighted-average common shares outstanding:", "", ""), ("Basic", "224.8", "246.8"),
+                          ("Diluted", "225.7", "249.3")), Location(page=40))
+    store, hits = _statements(tmp_path, "shop", "SHOP_2022_10K.pdf", earnings)
+    done = compute("What were the diluted earnings per share for 2021?", hits, store)
+    assert done.result.rows[0][-1] == 9.84, (done.sql, done.result.rows)
+
+    income = DataTable("p. 48 table 1", "Consolidated Statement of Income",
+                       ("(Millions, except per share amounts)", "2022", "2021"),
+                       (("Net income attributable to ACME", "5,777", "5,921"),
+                        ("Weighted average ACME common shares outstanding — diluted", "567.6", "585.3"),
+                        ("Earnings per share attributable to ACME common shareholders — diluted", "10.18", "10.12")),
+                       Location(page=48))
+    store, hits = _statements(tmp_path / "acme", "acme", "ACME_2022_10K.pdf", income)
+    done = compute("What were ACME's diluted earnings per share in 2021?", hits, store)
+    assert done.result.rows[0][-1] == 10.12, (done.sql, done.result.rows)
+
+
+def test_a_figure_asked_excluding_a_part_is_the_row_leaving_it_out_never_the_part(tmp_path):
+    """"Long-term debt, excluding the current portion": the debt note's "Total long-term debt, less current
+    portion" (not its total with the current portion, nor "Current portion of long-term debt")."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    note = DataTable("p. 56 table 1", "Long-Term Debt", ("($ in millions)", "January 28, 2023", "January 29, 2022"),
+                     (("2028 Notes", "500", "500"), ("2030 Notes", "650", "650"),
+                      ("Finance lease obligations", "42", "40"), ("Total long-term debt", "1,176", "1,229"),
+                      ("Less: current portion", "16", "13"),
+                      ("Total long-term debt, less current portion", "1,160", "1,216")), Location(page=56))
+    store, hits = _statements(tmp_path, "shop", "SHOP_2023_10K.pdf", note)
+    done = compute("What was the long-term debt, excluding the current portion, as of January 28, 2023?", hits, store)
+    assert done.result.rows[0][-1] == 1160, (done.sql, done.result.rows)
+    sheet = DataTable("p. 39 table 1", "Consolidated Balance Sheets",
+                      ("$ in millions", "January 28, 2023", "January 29, 2022"),
+                      (("Current portion of long-term debt", "16", "13"), ("Total current liabilities", "8,979", "10,674"),
+                       ("Long-term debt", "1,160", "1,216")), Location(page=39))
+    store, hits = _statements(tmp_path / "sheet", "shop", "SHOP_2023_10K.pdf", sheet)
+    done = compute("What was the long-term debt excluding the current portion at January 29, 2022?", hits, store)
+    assert done.result.rows[0][-1] == 1216, (done.sql, done.result.rows)
+
+
+def test_what_a_verb_of_the_question_acts_on_names_the_row(tmp_path):
+    """"How much did the company record in restructuring charges", "pay in dividends to shareholders": the row
+    the verb's object names in full ("Restructuring charges", "Dividends paid to shareholders") answers, though
+    the verb names no row."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    flows = DataTable("p. 52 table 1", "Consolidated Statement of Cash Flows", ("(Millions)", "2022", "2021"),
+                      (("Net income", "5,791", "5,929"), ("Restructuring charges", "147", "254"),
+                       ("Dividends paid to shareholders", "(3,369)", "(3,420)"),
+                       ("Purchases of treasury stock", "(1,464)", "(2,199)")), Location(page=52))
+    store, hits = _statements(tmp_path, "acme", "ACME_2022_10K.pdf", flows)
+    for question, value in (("How much did ACME record in restructuring charges in 2021?", 254),
+                            ("How much did ACME pay in dividends to shareholders in 2021?", -3420)):
+        done = compute(question, hits, store)
+        assert done is not None and done.hit is not None, (question, done and done.note)
+        assert done.result.rows[0][-1] == value, (question, done.sql, done.result.rows)
+
+
+def test_a_summary_reprinting_the_statements_figures_without_their_scale_is_no_rival(tmp_path):
+    """The MD&A's "Consolidated Results" prints the income statement's figures, its "$ in millions" on a line
+    the table did not keep: the same figures, so the answer is not "another table gives a different figure"."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    summary = DataTable("p. 25 table 1", "Consolidated Results", ("Consolidated Performance Summary", "2023", "2022"),
+                        (("Revenue", "46,298", "51,761"), ("Net earnings", "1,419", "2,454")), Location(page=25))
+    statement = DataTable("p. 40 table 1", "Consolidated Statements of Earnings",
+                          ("$ and shares in millions", "2023", "2022"),
+                          (("Revenue", "46,298", "51,761"), ("Net earnings", "1,419", "2,454")), Location(page=40))
+    store, hits = _statements(tmp_path, "shop", "SHOP_2023_10K.pdf", statement, summary)
+    for question in ("What was the revenue in 2022?", "What was the net profit margin in 2023?"):
+        done = compute(question, hits, store)
+        assert done.hit is not None and done.rival is None, (question, done.rival and done.rival.cells)
+
+
+def test_a_year_named_alone_is_not_read_from_a_quarters_column(tmp_path):
+    """"Diluted net income per share in 2016": the income statement's year, not the quarterly data's "First
+    Quarter 2016" column, which is no rival either."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    quarters = DataTable("p. 151 table 2", "Quarterly Data (Unaudited)",
+                         ("label", "First Quarter 2016", "Second Quarter", "Third Quarter", "Fourth Quarter"),
+                         (("Net operating revenues", "10,282", "11,539", "10,633", "9,409"),
+                          ("Diluted net income per share", "0.34", "0.79", "0.24", "0.12")), Location(page=151))
+    statement = DataTable("p. 74 table 1", "Consolidated Statements of Income", ("Year Ended December 31,", "2017",
+                                                                                 "2016"),
+                          (("Net operating revenues", "35,410", "41,863"), ("Diluted net income per share", "0.29",
+                                                                            "1.49")), Location(page=74))
+    store, hits = _statements(tmp_path, "cola", "COLA_2017_10K.pdf", quarters, statement)
+    done = compute("What was the diluted net income per share in 2016?", hits, store)
+    assert done.result.rows[0][-1] == 1.49 and done.rival is None, (done.sql, done.rival and done.rival.cells)
+
+
+def test_cash_from_operating_activities_is_not_read_from_the_investing_or_financing_rows(tmp_path):
+    """A cash flow statement's three sections are three kinds of figure: "net cash provided by operating
+    activities" is not the summary of investing activities' "Net cash provided by (used in) investing activities",
+    which is no rival either."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    investing = DataTable("p. 62 table 1", "Investing activities", ("Year Ended December 31,", "2017", "2016"),
+                          (("Purchases of investments", "(16,520)", "(15,499)"),
+                           ("Net cash provided by (used in) investing activities", "(2,385)", "(999)")),
+                          Location(page=62))
+    flows = DataTable("p. 77 table 1", "Consolidated Statements of Cash Flows", ("Year Ended December 31,", "2017",
+                                                                                 "2016"),
+                      (("Net income", "1,283", "6,550"), ("Net cash provided by operating activities", "6,995", "8,792"),
+                       ("Net cash provided by (used in) financing activities", "(7,409)", "(6,545)")),
+                      Location(page=77))
+    store, hits = _statements(tmp_path, "cola", "COLA_2017_10K.pdf", investing, flows)
+    done = compute("How much net cash was provided by operating activities in 2017?", hits, store)
+    assert done.result.rows[0][-1] == 6995 and done.rival is None, (done.sql, done.rival and done.rival.cells)
+
+
+def test_the_words_of_an_operation_do_not_rank_tables_for_a_growth_question(tmp_path):
+    """"By what percentage did net sales grow from 2020 to 2021": the words "percentage" and "grow" say what to
+    work out, not which table; sixty tables of percentage growth rates ("Growth in percent", "Percentage change")
+    did not leave the income statement (whose page retrieval missed) among the tables tried."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    others = [DataTable(f"p. {page} table 1", f"Growth in percent {page}", ("Percentage change", "2021", "2020"),
+                        ((f"Sales region {page}", "7.3", "1.0"), (f"Translation {page}", "1.9", "-4.2")),
+                        Location(page=page)) for page in range(10, 70)]
+    statement = DataTable("p. 90 table 1", "Consolidated Statement of Income", ("(Millions)", "2021", "2020"),
+                          (("Net sales", "35,355", "32,184"), ("Cost of sales", "18,795", "16,605")), Location(page=90))
+    store, hits = _statements(tmp_path, "acme", "ACME_2022_10K.pdf", *others, statement)
+    done = compute("By what percentage did ACME's net sales grow from 2020 to 2021?", hits[:3], store)
+    assert done is not None and done.hit is not None, done and done.note
+    assert done.table.name == "p. 90 table 1", (done.table.name, done.sql)
+
+
+def test_a_defined_ratio_reads_the_rows_its_definition_names_or_none(tmp_path):
+    """"Gross profit margin" is gross profit over revenues: never gross profit over the consolidated net income
+    (3.88, shown as the answer), nor, in a statement printing no gross profit, cost of sales over net sales."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    income = DataTable("p. 74 table 1", "CONSOLIDATED STATEMENTS OF INCOME", ("Year Ended December 31,", "2017", "2016"),
+                       (("NET OPERATING REVENUES", "$ 35,410", "$ 41,863"), ("Cost of goods sold", "13,256", "16,465"),
+                        ("GROSS PROFIT", "22,154", "25,398"), ("Selling, general and administrative expenses",
+                                                               "12,834", "15,262"),
+                        ("OPERATING INCOME", "7,501", "8,626"), ("CONSOLIDATED NET INCOME", "1,283", "6,550")),
+                       Location(page=74))
+    store, hits = _statements(tmp_path, "cola", "COLA_2017_10K.pdf", income)
+    done = compute("What was the gross profit margin in 2016?", hits, store)
+    assert done.hit is None or "NET INCOME" not in done.hit.chunk.text, done.hit.chunk.text
+    income = DataTable("p. 48 table 1", "Consolidated Statement of Income", ("(Millions)", "2022", "2021"),
+                       (("Net sales", "34,229", "35,355"), ("Cost of sales", "19,232", "18,795"),
+                        ("Operating income", "6,539", "7,369")), Location(page=48))
+    store, hits = _statements(tmp_path / "acme", "acme", "ACME_2022_10K.pdf", income)
+    done = compute("What was the gross margin in 2021?", hits, store)
+    assert done.hit is None or "Cost of sales" not in done.hit.chunk.text, done.hit.chunk.text
+    done = compute("What was the operating margin in 2021?", hits, store)
+    assert done.result.rows[0][-1] == pytest.approx(0.2084, abs=1e-4), (done.sql, done.result.rows)
+
+
+def test_a_cash_flow_row_under_changes_in_operating_assets_is_no_balance(tmp_path):
+    """"Merchandise inventories" under the cash flow statement's "Changes in operating assets and liabilities:" is
+    the year's change; the inventories from one year end to the next are the balance sheet's (-13.83%), not a
+    change of those changes (from -$328 to $809)."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    flows = DataTable("p. 42 table 1", "Consolidated Statements of Cash Flows",
+                      ("$ in millions", "January 28, 2023", "January 29, 2022"),
+                      (("Net earnings", "1,419", "2,454"),
+                       ("Changes in operating assets and liabilities, net of acquired assets and liabilities:", "", ""),
+                       ("Receivables", "(103)", "17"), ("Merchandise inventories", "809", "(328)"),
+                       ("Total cash provided by operating activities", "1,824", "3,252")), Location(page=42))
+    sheet = DataTable("p. 39 table 1", "Consolidated Balance Sheets",
+                      ("$ in millions", "January 28, 2023", "January 29, 2022"),
+                      (("Receivables, net", "1,141", "1,042"), ("Merchandise inventories", "5,140", "5,965"),
+                       ("Total current assets", "8,802", "10,539")), Location(page=39))
+    store, hits = _statements(tmp_path, "shop", "SHOP_2023_10K.pdf", flows, sheet)
+    done = compute("By what percentage did merchandise inventories decrease from January 29, 2022 to January 28, "
+                   "2023?", hits, store)
+    assert done.table.name == "p. 39 table 1" and done.rival is None, (done.sql, done.rival and done.rival.cells)
+
+
+def test_a_change_computed_between_two_dates_leaves_no_side_of_it_unanswered(tmp_path, fake_embedder):
+    """"By how much did the stock price change between January 2000 and January 2010, in percent?": the engine
+    computes the change from the two months' cells; the two sides the question is searched as ("stock price in
+    January 2000", "... in January 2010") are that calculation's operands, not parts left unanswered (which capped
+    the answer at 30% beside "Not found in the documents")."""
+    rows = [("MSFT", f"{year}-{month:02d}-01", f"{20 + year - 2000 + month / 10:.2f}")
+            for year in range(2000, 2011) for month in (1, 6)]
+    kb, agent = _data_agent(tmp_path, fake_embedder, {"stocks.csv": (("symbol", "date", "price"), rows)})
+    result = agent.ask("By how much did MSFT's stock price change between January 2000 and January 2010, in percent?")
+    assert "computed by the engine" in result.answer and "Not found in the documents" not in result.answer, \
+        result.answer
+
+
+def test_the_parent_companys_own_statements_answer_only_a_question_about_the_parent(tmp_path):
+    """A bank's 10-K ends with the holding company's condensed statements ("PARENT COMPANY – CONDENSED STATEMENTS
+    OF CASH FLOWS"); the company's operating cash flow is the consolidated statement's, and the parent's is read
+    only when the question says parent."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    parent = DataTable("p. 157 table 1", "PARENT COMPANY – CONDENSED STATEMENTS OF CASH FLOWS",
+                       ("Years Ended December 31 (Millions)", "2022", "2021"),
+                       (("Net income", "7,514", "8,060"), ("Net cash provided by operating activities", "5,931", "8,297")),
+                       Location(page=157))
+    flows = DataTable("p. 99 table 1", "CONSOLIDATED STATEMENTS OF CASH FLOWS",
+                      ("Years Ended December 31 (Millions)", "2022", "2021"),
+                      (("Net income", "7,514", "8,060"), ("Net cash provided by operating activities", "21,079",
+                                                          "14,645")), Location(page=99))
+    store, hits = _statements(tmp_path, "card", "CARDCO_2022_10K.pdf", parent, flows)
+    done = compute("What was the net cash provided by operating activities in 2021?", hits, store)
+    assert done.result.rows[0][-1] == 14645 and done.rival is None, (done.sql, done.rival and done.rival.cells)
+    done = compute("What was the parent company's net cash provided by operating activities in 2021?", hits, store)
+    assert done.result.rows[0][-1] == 8297, (done.sql, done.result.rows)
+
+
+def test_a_share_of_a_total_is_the_part_over_the_tables_total_row(tmp_path):
+    """"What share of net revenue came from the PBNA division": PBNA over "Total division" (30.34%), though the
+    question's "division" is also a word of the total's label and comes after PBNA (it was 3.3, the total over
+    PBNA)."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    divisions = DataTable("p. 70 table 1", "Net Revenue and Operating Profit", ("label", "Net Revenue 2022",
+                                                                               "Net Revenue 2021"),
+                          (("FLNA", "23,291", "19,608"), ("QFNA", "3,160", "2,751"), ("PBNA (b)", "26,213", "25,276"),
+                           ("LatAm", "9,779", "8,108"), ("Total division", "86,392", "79,474")), Location(page=70))
+    store, hits = _statements(tmp_path, "pep", "DRINKS_2022_10K.pdf", divisions)
+    done = compute("What share of the 2022 net revenue came from the PBNA division, in percent?", hits, store)
+    assert done.result.rows[0][-1] == pytest.approx(0.3034, abs=1e-4), (done.sql, done.result.rows)
