@@ -96,7 +96,9 @@ class _Line:
     def prose(self) -> bool:
         """A line running through a column of text: a long label, or words where figures would be (the
         other column of a two-column paper read across)."""
-        return len(self.segs[0].text.split()) > 14 or any(len(s.text.split()) > 5 for s in self.segs[1:])
+        label = self.segs[0].text
+        return (len(label.split()) > 14 and not _AMOUNT.search(label)) or any(len(s.text.split()) > 5
+                                                                            for s in self.segs[1:])
 
 
 def looks_tabular(text: str) -> bool:
@@ -293,12 +295,18 @@ def _table(lines: list[_Line], first: int, last: int) -> PageTable | None:
     title, label = _above(lines, head_at, header[0])
     cells = _rows(body, columns, edge)
     values = [c for row in cells for c in row[1:] if c]
-    long_labels = sum(1 for row in cells if len(row[0].split()) > 10)
+    # prose of a neighbouring column read across: words where figures would be, or mostly long labels; a long
+    # label stating amounts of its own is a statement's ("Card Member loans …, less reserves for credit losses:
+    # 2022, $3,747; 2021, $3,305" on a bank's balance sheet), not prose
+    long_labels = sum(1 for row in cells if len(row[0].split()) > 10 and not _AMOUNT.search(row[0]))
     if (sum(1 for row in cells if any(row[1:])) < MIN_ROWS or sum(map(_wordy, values)) > 0.4 * len(values)
-            or long_labels > 0.25 * len(cells)):  # prose of a neighbouring column read across
+            or long_labels > 0.25 * len(cells)):
         return None
     chars = frozenset(i for line in lines[head_at:last + 1] for s in line.segs for i in s.chars)
     return PageTable(title, (label, *header[1:]), tuple(cells), chars, head_at < first)
+
+
+_AMOUNT = re.compile(r"[$€£¥]\s?\d")
 
 
 def _section_labels(lines: list[_Line], first: int, edge: float) -> int:

@@ -208,3 +208,30 @@ def test_a_label_ending_in_a_word_that_needs_more_is_joined_to_the_next_line_wha
     lines = chunk.text.splitlines()
     assert "| EFFECT OF EXCHANGE RATE CHANGES ON CASH AND CASH EQUIVALENTS | 242 | (6) |" in lines, lines
     assert not any(line.startswith("| CASH EQUIVALENTS") for line in lines), lines
+
+
+def test_a_bank_balance_sheets_long_labels_stating_amounts_are_rows_not_prose():
+    """A card issuer's balance sheet labels its rows at length, stating amounts of their own ("Card Member loans
+    …, less reserves for credit losses: 2022, $3,747; 2021, $3,305"): still a table with its header of years and
+    its "Total assets" row, not prose of a neighbouring column read across (the table was dropped, or kept from
+    halfway down without its header)."""
+    items = [(120, 750, "CONSOLIDATED BALANCE SHEETS"), (50, 726, "December 31 (Millions, except share data)"),
+             (-400, 726, "2022"), (-480, 726, "2021"), (50, 713, "Assets")]
+    y = 700
+    for label, first, second in [
+            ("Cash and due from banks (includes restricted cash of consolidated variable interest entities: "
+             "2022, $5; 2021, $11)", "$5,510", "$1,292"),
+            ("Card Member receivables, less reserves for credit losses: 2022, $229; 2021, $64", "57,384", "53,581"),
+            ("Card Member loans held by consolidated entities, less reserves for credit losses: 2022, $3,747; 2021, "
+             "$3,305", "104,217", "85,257"),
+            ("Investment securities", "4,578", "2,591"),
+            ("Premises and equipment, less accumulated depreciation and amortization: 2022, $9,850; 2021, $8,602",
+             "5,215", "4,988"),
+            ("Total assets", "$228,354", "$188,548")]:
+        items += [(50, y, label), (-400, y, first), (-480, y, second)]
+        y -= 13
+    doc = parse_bytes(make_pdf([placed(items, size=7)]), "bank.pdf", isolate=False)
+    [chunk] = table_chunks(doc)
+    lines = chunk.text.splitlines()
+    assert lines[0].endswith("| 2022 | 2021 |"), lines[0]
+    assert "| Total assets | $228,354 | $188,548 |" in lines, lines
