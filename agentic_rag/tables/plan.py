@@ -624,14 +624,24 @@ def _named_elsewhere(ask: TableAsk, query: TableQuery, layout: Layout) -> bool:
                              if 0 < r <= len(table.labels)))
     others = forms_of(" ".join(label for r, label in enumerate(table.labels, start=1) if r not in query.rows))
     stem = _file_tokens(table.file_name)
+    shortened = _abbreviated_in(ask.text, whole | read)
     for c in ask.concepts:
         if not c.specific or any(ch.isdigit() for ch in c.text) or is_month(c.text.split()[0]):
             continue
-        if c.met(whole) or _in_file_name(c, stem) or c.met(read):
+        if c.met(whole) or _in_file_name(c, stem) or c.met(read) or c.text in shortened:
             continue
         if c.met(others):
             return True
     return False
+
+
+def _abbreviated_in(text: str, held: frozenset[str]) -> set[str]:
+    """The words of the names a question abbreviates itself whose abbreviation `held` holds: "Global Merchant and
+    Network Services (GMNS)" is held as "GMNS"."""
+    return {w for m in _NAME_ABBREVIATED.finditer(text) if forms_of(m.group(2)) & held for w in m.group(1).split()}
+
+
+_NAME_ABBREVIATED = re.compile(r"((?:[A-Z][\w&'’.-]*\s+(?:(?:and|&|of|the|for)\s+)?){1,8})\(([A-Z][A-Za-z&]{1,7})\)")
 
 
 def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[str]]) -> bool:
@@ -655,6 +665,8 @@ def _names_held(ask: TableAsk, table: TableInfo, values: Mapping[int, Sequence[s
                                         or set(re.findall(r"[^\W_]+", c.text.casefold())) <= initialled
                                         or any(contracts(w, v) for w in c.text.split() for v in codes)
                                         or meets(ask.forms, joins) - meets(ask.forms - c.forms, joins))]
+    shortened = _abbreviated_in(ask.text, held)
+    missing = [c for c in missing if c.text not in shortened]
     # "San Francisco" is held as "SF": the initials of the names the question writes one after another
     initials = "".join(c.text[0] for c in missing).lower()
     missing = [c for c in missing if not _counted_by_header(ask.text, c, table)]
@@ -1265,7 +1277,7 @@ def _matching_rows(ask: TableAsk, table: TableInfo, layout: Layout = Layout()) -
             continue
         # the share of the label's words the question holds, word by word (a form of each, not its initials); the
         # document's own company ("Net income attributable to 3M" in 3M's filing) is the question's, not a word to hold
-        named_part = _SIGN_ALTERNATE.sub("", _ATTRIBUTED.sub("", unmarked(label)))
+        named_part = _SIGN_ALTERNATE.sub("", _ATTRIBUTED.sub("", _QUALIFIER.sub("", unmarked(label))))
         tokens = [forms_of(w.lower()) or frozenset({w.lower()}) for w in re.findall(r"[A-Za-z0-9]+", named_part)
                   if not _YEAR.fullmatch(w) and w.lower() not in _FUNCTION_WORDS]  # "All other income": 3 words
         tokens = [f for f in tokens if not (f <= own and f & own)]
@@ -1354,6 +1366,9 @@ def _other_kind(label: frozenset[str], asked: frozenset[str]) -> bool:
 # (benefit)"): the row is the one named without it
 _SIGN_ALTERNATE = re.compile(r"\s*\((?:loss|losses|deficit|benefit|expense|expenses|income|gain|gains|decrease|"
                              r"increase|charge|credit|charges|credits|used\s+in|used\s+for)\)", re.I)
+# a note in brackets on what a row holds ("Long-term debt (includes debt issued by consolidated variable interest
+# entities: 2022, $12,662; 2021, $13,803)"): the row is named without it
+_QUALIFIER = re.compile(r"\s*\((?:includes?|including|excludes?|excluding|net\s+of|less|see|refer)\b[^()]*\)", re.I)
 # whose figure a statement's row is, when it is the company's owners' ("Earnings per share attributable to 3M common
 # shareholders — diluted", "Net income attributable to shareowners of The Coca-Cola Company"): the figure a
 # question names without saying so; not a noncontrolling interest's

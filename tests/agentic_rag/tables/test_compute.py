@@ -1114,3 +1114,38 @@ def test_a_share_of_a_total_is_the_part_over_the_tables_total_row(tmp_path):
     store, hits = _statements(tmp_path, "pep", "DRINKS_2022_10K.pdf", divisions)
     done = compute("What share of the 2022 net revenue came from the PBNA division, in percent?", hits, store)
     assert done.result.rows[0][-1] == pytest.approx(0.3034, abs=1e-4), (done.sql, done.result.rows)
+
+
+def test_a_rows_note_in_brackets_on_what_it_includes_is_not_part_of_its_name(tmp_path):
+    """"Long-term debt (includes debt issued by consolidated variable interest entities: 2022, $12,662; 2021,
+    $13,803)" is the long-term debt a question names in three words."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    sheet = DataTable("p. 98 table 1", "CONSOLIDATED BALANCE SHEETS", ("December 31 (Millions)", "2022", "2021"),
+                      (("Customer deposits", "$110,239", "$84,382"), ("Short-term borrowings", "1,348", "2,243"),
+                       ("Long-term debt (includes debt issued by consolidated variable interest entities: 2022, "
+                        "$12,662; 2021, $13,803)", "42,573", "38,675"), ("Total liabilities", "$203,643", "$166,371")),
+                      Location(page=98))
+    store, hits = _statements(tmp_path, "card", "CARDCO_2022_10K.pdf", sheet)
+    done = compute("How much long-term debt did the company have at the end of 2022?", hits, store)
+    assert done is not None and done.hit is not None, done and done.note
+    assert done.result.rows[0][-1] == 42573, (done.sql, done.result.rows)
+
+
+def test_a_name_the_question_abbreviates_itself_is_held_as_its_abbreviation(tmp_path):
+    """"the Global Merchant and Network Services (GMNS) segment": the segment's table says "GMNS" (and
+    "network" in a row of its own), not the words of its name; the question's own brackets say they are one."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    segment = DataTable("p. 63 table 1", "TABLE 15: GMNS SELECTED INCOME STATEMENT AND OTHER DATA",
+                        ("Years Ended December 31, (Millions)", "2022", "2021"),
+                        (("Total revenues net of interest expense", "6,475", "5,419"),
+                         ("Pretax segment income", "2,337", "1,874"), ("Network volumes (billions)", "1,556", "1,284")),
+                        Location(page=63))
+    store, hits = _statements(tmp_path, "card", "CARDCO_2022_10K.pdf", segment)
+    done = compute("What was the pretax income of the Global Merchant and Network Services (GMNS) segment in 2021?",
+                   hits, store)
+    assert done is not None and done.hit is not None, done and done.note
+    assert done.result.rows[0][-1] == 1874, (done.sql, done.result.rows)
