@@ -364,12 +364,37 @@ def _with_rival(done: Computation, chosen: TableQuery, every: Sequence[TableQuer
         return query.score - (0.0 if own in named else prior.get(own, 0.0))
 
     bar = reading(chosen) - RIVAL_MARGIN
-    others = [q for q in every if q.table.table_id != chosen.table.table_id and reading(q) >= bar]
+    others = [q for q in every if q.table.table_id != chosen.table.table_id and reading(q) >= bar
+              and not _column_says_more(q, question)]
     for other in sorted(others, key=reading, reverse=True)[:MAX_RIVALS]:
         ran = _run(tables, other.sql, other.table, "rules", other, question)
         if ran.hit is not None and not _same_figures(ran.result, other.table, done.result, chosen.table):
             return replace(done, rival=replace(ran, hit=replace(ran.hit, strategy=RIVAL)))
     return done
+
+
+# the words of a column header that say when or in what units, not what it holds
+_WHEN_WORDS = frozenset(forms_of("year years ended ending months month quarter quarters weeks week fiscal as of at "
+                                 "in millions thousands billions dollars except per share data amounts total"))
+_HEADER_NOISE = re.compile(r"\([^()]*\)|\b(?:19|20)\d\d\b|\d+")
+
+
+def _column_says_more(query: TableQuery, question: str) -> bool:
+    """Whether a column a query reads names something besides its period that the question does not ("Europe,
+    Middle East & Africa 2016", "2021 Level 2", "Total Assets 2022" for a question about revenue): another
+    table's reading of such a column is one of its parts or another measure, no rival of the answer."""
+    table, asked = query.table, forms_of(question)
+    for i in query.columns:
+        if not 0 < i < len(table.columns):
+            continue
+        if "%" in table.columns[i].name and not re.search(r"%|\bpercent|\bshare\b|\bproportion", question, re.I):
+            return True  # "2022 % of Total" for a sum of net sales
+        words = forms_of(_HEADER_NOISE.sub(" ", table.columns[i].name)) - GENERIC - _WHEN_WORDS
+        if any(is_month(w) for w in re.findall(r"[A-Za-z]+", table.columns[i].name)):
+            words -= forms_of(" ".join(w for w in re.findall(r"[A-Za-z]+", table.columns[i].name) if is_month(w)))
+        if words - asked:
+            return True
+    return False
 
 
 # a result's columns that say which rows it read and how many, not what they hold ("Growth" is a figure's column)

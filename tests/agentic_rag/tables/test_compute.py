@@ -1149,3 +1149,23 @@ def test_a_name_the_question_abbreviates_itself_is_held_as_its_abbreviation(tmp_
                    hits, store)
     assert done is not None and done.hit is not None, done and done.note
     assert done.result.rows[0][-1] == 1874, (done.sql, done.result.rows)
+
+
+def test_a_column_naming_more_than_its_period_is_no_rival(tmp_path):
+    """A segment table whose first column carries the year ("Europe, Middle East & Africa 2016", the year being
+    printed above all its columns) reads "net operating revenues in 2016" almost as well as the income statement;
+    its figure is one region's, not another reading of the question, and the answer is not capped as if it were."""
+    from agentic_rag.tables.compute import compute
+    from document_processor import DataTable, Location
+
+    statement = DataTable("p. 74 table 1", "CONSOLIDATED STATEMENTS OF INCOME", ("Year Ended December 31,", "2017",
+                                                                                 "2016"),
+                          (("NET OPERATING REVENUES", "$ 35,410", "$ 41,863"), ("Cost of goods sold", "13,256",
+                                                                                 "16,465")), Location(page=74))
+    segments = DataTable("p. 143 table 2", "Operating Segments", ("label", "Europe, Middle East & Africa 2016",
+                                                                   "Latin America", "North America", "Consolidated"),
+                         (("Third party", "7,014", "3,819", "6,437", "41,863"),
+                          ("Total net operating revenues", "7,278", "3,819", "8,135", "41,863")), Location(page=143))
+    store, hits = _statements(tmp_path, "cola", "COLA_2017_10K.pdf", statement, segments)
+    done = compute("What were the net operating revenues in 2016?", hits, store)
+    assert done.result.rows[0][-1] == 41863 and done.rival is None, (done.sql, done.rival and done.rival.cells)
